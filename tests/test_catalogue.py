@@ -1,0 +1,56 @@
+"""Every rule's catalogue file drives its own tests: flagged lines, fixed and ok forms."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from torchcopy_lint.catalogue import EXAMPLE_KINDS, REQUIRED_SECTIONS, load_catalogue
+from torchcopy_lint.engine import lint_source
+from torchcopy_lint.registry import all_rules, consistency_problems
+
+SPECS = load_catalogue()
+CASES = [(code, index, example) for code, spec in SPECS.items() for index, example in enumerate(spec.examples)]
+
+
+def _id(case: tuple) -> str:
+    code, index, example = case
+    return f"{code}-{example.kind}-{index}"
+
+
+def test_every_spec_has_a_checker_and_every_checker_a_spec() -> None:
+    assert consistency_problems() == []
+
+
+@pytest.mark.parametrize("code", sorted(SPECS))
+def test_spec_is_complete(code: str) -> None:
+    spec = SPECS[code]
+    for section in REQUIRED_SECTIONS:
+        assert section in spec.sections, f"{spec.path}: missing section '## {section}'"
+    for kind in ("flagged", "fixed", "claim", "claim-fixed"):
+        assert spec.examples_of(kind), f"{spec.path}: needs at least one 'python {kind}' block"
+    assert re.fullmatch(r"TCL\d{3}", spec.code)
+    assert spec.default == spec.code.startswith("TCL0"), "TCL0xx rules are on by default, TCL1xx opt-in"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_example_matches_markers(case: tuple) -> None:
+    """flagged/claim blocks: exactly the marked lines; fixed/ok/claim-fixed: nothing."""
+    code, _index, example = case
+    assert example.kind in EXAMPLE_KINDS
+    found = sorted({f.line for f in lint_source(example.source, f"{code}-{example.kind}.py", {code})})
+    expected = example.marked_lines(code) if example.kind in ("flagged", "claim") else []
+    if example.kind in ("flagged", "claim"):
+        assert expected, f"{code} {example.kind} block has no '# {code}' marker"
+    assert found == expected, f"{code} {example.kind} block (rules file line {example.line})"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+def test_examples_are_clean_for_other_default_rules(case: tuple) -> None:
+    """A rule's examples must not trip other rules except where marked."""
+    code, _index, example = case
+    others = {other for other, rule in all_rules().items() if other != code and rule.spec.default}
+    findings = lint_source(example.source, "example.py", others)
+    unexpected = [(f.line, f.code) for f in findings if f.line not in example.marked_lines(f.code)]
+    assert unexpected == []

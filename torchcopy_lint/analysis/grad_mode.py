@@ -1,0 +1,92 @@
+"""Is autograd recording here? Tracks ``no_grad`` / ``inference_mode`` regions.
+
+A region starts at ``with torch.no_grad():`` (or ``torch.inference_mode()``,
+``torch.set_grad_enabled(False)``) and at a function decorated with one of them;
+``torch.enable_grad()`` inside such a region turns recording back on. A nested
+function starts afresh (recording on): it may be called from anywhere.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchcopy_lint.analysis.torch_names import TorchNames
+
+DISABLING = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+SETTING = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
+
+
+class GradModeTracker:
+    """Walk participant: ``disabled`` is True inside a no-grad region."""
+
+    def __init__(self) -> None:
+        self._stack: list[bool] = [False]
+        self.names: TorchNames | None = None  # set by FileContext once names exist
+
+    @property
+    def disabled(self) -> bool:
+        return self._stack[-1]
+
+    def mode_of(self, expr: cst.BaseExpression) -> bool | None:
+        """True if ``expr`` disables grad, False if it enables it, None if neither."""
+        assert self.names is not None
+        call_args: list[cst.Arg] = []
+        if isinstance(expr, cst.Call):
+            call_args = list(expr.args)
+            expr = expr.func
+        name = self.names.torch_qualname(expr)
+        if name in DISABLING:
+            # inference_mode(False) / inference_mode(mode=False) does not disable anything.
+            if call_args and _is_false(call_args[0].value):
+                return None
+            return True
+        if name in ENABLING:
+            return False
+        if name in SETTING and call_args:
+            if _is_false(call_args[0].value):
+                return True
+            if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
+                return False
+        return None
+
+    def visit_With(self, node: cst.With) -> None:
+        state = self.disabled
+        for item in node.items:
+            mode = self.mode_of(item.item)
+            if mode is not None:
+                state = mode
+        self._stack.append(state)
+
+    def leave_With(self, node: cst.With) -> None:
+        self._stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        state = False
+        for decorator in node.decorators:
+            mode = self.mode_of(decorator.decorator)
+            if mode is not None:
+                state = mode
+        self._stack.append(state)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._stack.append(False)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._stack.pop()
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"

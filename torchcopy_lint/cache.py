@@ -1,0 +1,72 @@
+"""Skip unchanged files: results keyed by path, size, mtime and settings.
+
+One JSON file per (tool version, enabled rules) under the cache directory,
+mapping a file's absolute path to its size, modification time and findings.
+An unchanged file is not even read on a warm run. The cache is written
+atomically (temporary file + rename) so a killed run cannot corrupt it; a
+corrupt or unreadable cache is ignored, never fatal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from torchcopy_lint import __version__
+from torchcopy_lint.diagnostics import Finding
+
+CACHE_DIR_NAME = ".torchcopy_lint_cache"
+
+
+class ResultCache:
+    def __init__(self, directory: Path, key_parts: list[str]) -> None:
+        digest = hashlib.sha256("\0".join([__version__, *key_parts]).encode()).hexdigest()[:16]
+        self.path = directory / f"{digest}.json"
+        self._directory = directory
+        self._entries: dict[str, list[object]] = {}
+        self._dirty = False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                self._entries = data
+        except (OSError, ValueError):
+            pass
+
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int] | None:
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        return info.st_size, info.st_mtime_ns
+
+    def get(self, path: Path) -> list[Finding] | None:
+        entry = self._entries.get(str(path.resolve()))
+        stamp = self._stamp(path)
+        if entry is None or stamp is None or tuple(entry[:2]) != stamp:
+            return None
+        return [Finding.from_dict(item) for item in entry[2]]  # type: ignore[union-attr]
+
+    def put(self, path: Path, findings: list[Finding]) -> None:
+        stamp = self._stamp(path)
+        if stamp is not None:
+            self._entries[str(path.resolve())] = [*stamp, [finding.to_dict() for finding in findings]]
+            self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            gitignore = self._directory / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# Created by torchcopy-lint\n*\n", encoding="utf-8")
+            handle, temporary = tempfile.mkstemp(dir=self._directory, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump(self._entries, stream)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time

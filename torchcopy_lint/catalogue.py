@@ -1,0 +1,153 @@
+"""Read the rule catalogue: one Markdown file per rule under ``rules/``.
+
+Each file is the single source of truth for its rule. It starts with a small
+front matter block (``key: value`` lines between ``---`` fences) and then reads
+like a ruff rule page. Fenced code blocks tagged after the language carry the
+rule's executable examples::
+
+    ```python flagged        the rule must report exactly the lines marked "# TCL00x"
+    ```python fixed          the corrected form of the flagged block: no finding
+    ```python ok             a near miss: no finding
+    ```python claim          the hazard, run with real torch by `verify` (also flagged at its markers)
+    ```python claim-fixed    the corrected program: clean, and it must behave
+
+The tests, ``--explain``, the generated docs and ``verify`` all read these files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed")
+REQUIRED_KEYS = ("code", "name", "default", "summary", "message")
+REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+
+_FENCE = re.compile(r"^```python[ \t]+(?P<kind>[a-z-]+)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
+_MARKER = re.compile(r"#\s*(TCL\d{3})\b")
+_SECTION = re.compile(r"^## (?P<title>.+?)\s*$", re.M)
+
+
+class CatalogueError(ValueError):
+    """A rule file is malformed; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One tagged code block of a rule file."""
+
+    kind: str
+    source: str
+    line: int  # 1-based line of the block's first code line inside the rule file
+
+    def marked_lines(self, code: str) -> list[int]:
+        """1-based lines (within the block) carrying a ``# <code>`` marker."""
+        return [
+            number
+            for number, text in enumerate(self.source.splitlines(), start=1)
+            if code in _MARKER.findall(text)
+        ]
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """Everything the catalogue says about one rule."""
+
+    code: str
+    name: str
+    default: bool
+    summary: str
+    message: str
+    fix: str
+    path: Path
+    text: str
+    sections: dict[str, str] = field(default_factory=dict)
+    examples: tuple[Example, ...] = ()
+
+    def examples_of(self, kind: str) -> list[Example]:
+        return [example for example in self.examples if example.kind == kind]
+
+    @property
+    def body(self) -> str:
+        """The page without its front matter (what ``--explain`` prints)."""
+        return _split_front_matter(self.text, self.path)[1].strip() + "\n"
+
+
+def _split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise CatalogueError(f"{path}: the file must start with a '---' front matter block")
+    meta: dict[str, str] = {}
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return meta, "".join(lines[index + 1 :])
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise CatalogueError(f"{path}:{index + 1}: expected 'key: value' in front matter")
+        meta[key.strip()] = value.strip()
+    raise CatalogueError(f"{path}: front matter is not closed by '---'")
+
+
+def parse_rule_file(path: Path) -> RuleSpec:
+    """Parse one rule file, raising CatalogueError on anything malformed."""
+    text = path.read_text(encoding="utf-8")
+    meta, body = _split_front_matter(text, path)
+    missing = [key for key in REQUIRED_KEYS if not meta.get(key)]
+    if missing:
+        raise CatalogueError(f"{path}: front matter lacks {', '.join(missing)}")
+    if meta["default"] not in ("on", "off"):
+        raise CatalogueError(f"{path}: 'default' must be 'on' or 'off'")
+    expected_name = f"{meta['code']}-{meta['name']}.md"
+    if path.name != expected_name:
+        raise CatalogueError(f"{path}: file name must be {expected_name}")
+
+    titles = [(match.group("title"), match.start(), match.end()) for match in _SECTION.finditer(body)]
+    sections = {
+        title: body[end : (titles[i + 1][1] if i + 1 < len(titles) else len(body))].strip()
+        for i, (title, _start, end) in enumerate(titles)
+    }
+    body_offset = text.count("\n", 0, len(text) - len(body))
+    examples = []
+    for match in _FENCE.finditer(body):
+        kind = match.group("kind")
+        if kind not in EXAMPLE_KINDS:
+            raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
+        line = body_offset + body.count("\n", 0, match.start("body")) + 1
+        examples.append(Example(kind=kind, source=match.group("body"), line=line))
+
+    return RuleSpec(
+        code=meta["code"],
+        name=meta["name"],
+        default=meta["default"] == "on",
+        summary=meta["summary"],
+        message=meta["message"],
+        fix=meta.get("fix", "none"),
+        path=path,
+        text=text,
+        sections=sections,
+        examples=tuple(examples),
+    )
+
+
+def catalogue_dir() -> Path:
+    """Where the rule files are: inside the installed wheel, or the source checkout."""
+    package_dir = Path(__file__).resolve().parent
+    for candidate in (package_dir / "rules", package_dir.parent / "rules"):
+        if candidate.is_dir():
+            return candidate
+    raise CatalogueError(f"rule catalogue not found next to {package_dir}")
+
+
+@lru_cache(maxsize=None)
+def load_catalogue(directory: Path | None = None) -> dict[str, RuleSpec]:
+    """All rule specs by code, in code order."""
+    directory = directory or catalogue_dir()
+    specs = [parse_rule_file(path) for path in sorted(directory.glob("TCL*.md"))]
+    by_code: dict[str, RuleSpec] = {}
+    for spec in specs:
+        if spec.code in by_code:
+            raise CatalogueError(f"{spec.path}: duplicate rule code {spec.code}")
+        by_code[spec.code] = spec
+    return by_code

@@ -1,0 +1,1 @@
+"""One module per rule; each defines a Checker subclass (see base.py)."""

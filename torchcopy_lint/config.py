@@ -1,0 +1,95 @@
+"""Settings from ``[tool.torchcopy-lint]`` in the nearest ``pyproject.toml``.
+
+Command-line flags override the file. Keys (all optional)::
+
+    [tool.torchcopy-lint]
+    select = ["TCL0"]            # replaces the default set
+    extend-select = ["TCL101"]   # adds opt-in rules
+    ignore = ["TCL003"]
+    exclude = ["generated/*"]    # replaces the built-in exclude list's extra part
+    extend-exclude = ["legacy/"]
+    per-file-ignores = { "tests/*" = ["TCL004"] }
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10
+    import tomli as tomllib
+
+TABLE = "torchcopy-lint"
+KNOWN_KEYS = frozenset({"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores"})
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: Path = field(default_factory=Path.cwd)  # where relative patterns start
+    source: Path | None = None  # the pyproject.toml read, if any
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has our table."""
+    start = start.resolve()
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if TABLE in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _strings(value: object, key: str, path: Path) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: [tool.{TABLE}] {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_settings(path: Path) -> Settings:
+    """Read ``[tool.torchcopy-lint]`` from ``path``."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    table = data.get("tool", {}).get(TABLE, {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown option(s) in [tool.{TABLE}]: {', '.join(unknown)}")
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: [tool.{TABLE}] per-file-ignores must be a table of pattern = [codes]")
+    return Settings(
+        select=_strings(table["select"], "select", path) if "select" in table else None,
+        extend_select=_strings(table.get("extend-select", []), "extend-select", path),
+        ignore=_strings(table.get("ignore", []), "ignore", path),
+        exclude=_strings(table.get("exclude", []), "exclude", path),
+        extend_exclude=_strings(table.get("extend-exclude", []), "extend-exclude", path),
+        per_file_ignores=tuple((pattern, _strings(codes, f"per-file-ignores[{pattern!r}]", path)) for pattern, codes in per_file.items()),
+        root=path.parent.resolve(),
+        source=path,
+    )

@@ -1,0 +1,45 @@
+"""What checking produces: findings, and files that could not be checked."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One reported problem. Lines and columns are 1-based (as printed)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> "Finding":
+        return cls(**data)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked, with a one-line reason."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: cannot check: {self.reason}"
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding]
+    error: FileError | None = None
+    cached: bool = False

@@ -1,0 +1,160 @@
+"""Checking: read -> pre-filter -> parse once -> every rule in one walk -> noqa -> sort.
+
+``lint_source`` checks one text (used by the CLI workers, the flake8 plugin,
+the tests and ``verify``). ``check_paths`` spreads files over worker processes
+and consults the result cache.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tokenize
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from torchcopy_lint.cache import ResultCache
+from torchcopy_lint.context import FileContext
+from torchcopy_lint.diagnostics import FileError, FileResult, Finding
+from torchcopy_lint.noqa import is_suppressed, suppressions
+from torchcopy_lint.positions import locate
+from torchcopy_lint.registry import Rule, all_rules
+from torchcopy_lint.walker import Walker
+
+_RECURSION_LIMIT = 20_000
+
+
+class CannotCheck(Exception):
+    """Raised with a one-line reason when a source cannot be checked."""
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text the way Python would read the file (BOM, coding cookie)."""
+    if b"\x00" in data:
+        raise CannotCheck("file contains NUL bytes (binary file?)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise CannotCheck(f"bad encoding declaration: {error.msg}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise CannotCheck(f"cannot decode as {encoding}: invalid byte at offset {error.start}") from None
+    except LookupError:
+        raise CannotCheck(f"unknown encoding {encoding!r}") from None
+
+
+def _rules_for(codes: Iterable[str]) -> list[Rule]:
+    rules = all_rules()
+    return [rules[code] for code in sorted(codes) if code in rules]
+
+
+def lint_source(text: str, path: str, codes: Iterable[str]) -> list[Finding]:
+    """All findings for ``text`` (already decoded), sorted by position.
+
+    Raises CannotCheck for a syntax error or an internal failure.
+    """
+    rules = _rules_for(codes)
+    if not rules or not any(trigger in text for rule in rules for trigger in rule.checker.triggers):
+        return []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise CannotCheck(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message.splitlines()[0] if error.message else 'invalid syntax'}") from None
+    except RecursionError:
+        raise CannotCheck("too deeply nested to parse") from None
+    ctx = FileContext(path, module)
+    checkers = [rule.checker(ctx, rule.spec) for rule in rules]
+    walker = Walker([*ctx.participants, *checkers])
+    ctx.walker = walker
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        walker.walk(module)
+    except RecursionError:
+        raise CannotCheck("too deeply nested to analyse") from None
+    if not ctx.findings:
+        return []
+    spans = locate(module, [(raw.node, raw.statement_index) for raw in ctx.findings])
+    noqa = suppressions(text.splitlines())
+    names = {rule.code: rule.spec.name for rule in rules}
+    findings = set()
+    for raw in ctx.findings:
+        line, column, end_line, end_column = spans[id(raw.node)]
+        if is_suppressed(raw.code, line, noqa):
+            continue
+        findings.add(Finding(path, line, column + 1, end_line, end_column + 1, raw.code, names[raw.code], raw.message))
+    return sorted(findings)
+
+
+def check_bytes(data: bytes, path: str, codes: Iterable[str]) -> FileResult:
+    """Check one file's bytes; every failure becomes a FileError, never an exception."""
+    try:
+        return FileResult(path, lint_source(decode(data), path, codes))
+    except CannotCheck as error:
+        return FileResult(path, [], FileError(path, str(error)))
+    except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+            raise
+        return FileResult(path, [], FileError(path, f"internal error ({type(error).__name__}: {error}); please report it"))
+
+
+def check_file(path: Path, codes: Iterable[str]) -> FileResult:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        return FileResult(str(path), [], FileError(str(path), "is a directory"))
+    except PermissionError:
+        return FileResult(str(path), [], FileError(str(path), "permission denied"))
+    except OSError as error:
+        return FileResult(str(path), [], FileError(str(path), error.strerror or str(error)))
+    return check_bytes(data, str(path), codes)
+
+
+# -- many files -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    path: Path
+    codes: frozenset[str]
+
+
+def _run_job(job: Job) -> FileResult:
+    return check_file(job.path, job.codes)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | None = None) -> list[FileResult]:
+    """Check every job, in parallel when it pays off, reusing cached results."""
+    results: list[FileResult | None] = [None] * len(jobs_list)
+    pending: list[int] = []
+    for index, job in enumerate(jobs_list):
+        cached = cache.get(job.path) if cache is not None else None
+        if cached is not None:
+            results[index] = FileResult(str(job.path), cached, cached=True)
+        else:
+            pending.append(index)
+    todo = [jobs_list[index] for index in pending]
+    if workers > 1 and len(todo) >= 2 * workers:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            fresh = list(pool.map(_run_job, todo, chunksize=max(1, min(16, len(todo) // (workers * 8)))))
+    else:
+        fresh = [_run_job(job) for job in todo]
+    for index, result in zip(pending, fresh):
+        results[index] = result
+        if cache is not None and result.error is None:
+            cache.put(jobs_list[index].path, result.findings)
+    if cache is not None:
+        cache.save()
+    return [result for result in results if result is not None]

@@ -23,7 +23,10 @@ from pathlib import Path
 
 EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed")
 REQUIRED_KEYS = ("code", "name", "default", "summary", "message")
-REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Claim")
+# The last section of a rule file: more flagged/ok blocks (surface forms and near
+# misses) that the tests run but ``--explain`` does not print.
+TEST_CASES_SECTION = "Test cases"
 
 _FENCE = re.compile(r"^```python[ \t]+(?P<kind>[a-z-]+)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 _MARKER = re.compile(r"#\s*(TCL\d{3})\b")
@@ -71,8 +74,10 @@ class RuleSpec:
 
     @property
     def body(self) -> str:
-        """The page without its front matter (what ``--explain`` prints)."""
-        return _split_front_matter(self.text, self.path)[1].strip() + "\n"
+        """The page without its front matter and test cases (what ``--explain`` prints)."""
+        page = _split_front_matter(self.text, self.path)[1]
+        page = page.split(f"\n## {TEST_CASES_SECTION}", 1)[0]
+        return page.strip() + "\n"
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:

@@ -9,6 +9,10 @@ from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
 
 
+# Trailing-underscore methods that change flags or placement, not values.
+NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
+
+
 def _data_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``X`` when ``expr`` is ``X.data`` or an item of it (``X.data[i]``)."""
     while isinstance(expr, cst.Subscript):
@@ -34,7 +38,7 @@ class DataMutation(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and is_inplace_method(func.attr.value)):
+        if not (isinstance(func, cst.Attribute) and is_inplace_method(func.attr.value)) or func.attr.value in NON_VALUE_INPLACE:
             return
         owner = _data_owner(func.value)
         if owner is not None and self._owner_is_tensor(owner, inplace_call=True):

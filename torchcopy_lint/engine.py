@@ -42,11 +42,14 @@ def decode(data: bytes) -> str:
     except SyntaxError as error:
         raise CannotCheck(f"bad encoding declaration: {error.msg}") from None
     try:
-        return data.decode(encoding)
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
         raise CannotCheck(f"cannot decode as {encoding}: invalid byte at offset {error.start}") from None
     except LookupError:
         raise CannotCheck(f"unknown encoding {encoding!r}") from None
+    # Universal newlines, as Python reads source: a lone "\r" ends a line too
+    # (line numbers are counted on "\n").
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _rules_for(codes: Iterable[str]) -> list[Rule]:
@@ -54,9 +57,11 @@ def _rules_for(codes: Iterable[str]) -> list[Rule]:
     return [rules[code] for code in sorted(codes) if code in rules]
 
 
-def lint_source(text: str, path: str, codes: Iterable[str]) -> list[Finding]:
+def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True) -> list[Finding]:
     """All findings for ``text`` (already decoded), sorted by position.
 
+    ``apply_noqa=False`` keeps findings on ``# noqa`` lines (the flake8 plugin:
+    flake8 applies noqa itself and honours ``--disable-noqa``).
     Raises CannotCheck for a syntax error or an internal failure.
     """
     rules = _rules_for(codes)
@@ -81,7 +86,9 @@ def lint_source(text: str, path: str, codes: Iterable[str]) -> list[Finding]:
     if not ctx.findings:
         return []
     spans = locate(module, [(raw.node, raw.statement_index) for raw in ctx.findings])
-    noqa = suppressions(text.splitlines())
+    # Python's own line breaks only: str.splitlines() also splits at \f, \v, \x1c-\x1e,
+    # \x85 and \u2028/9, which would shift every later noqa comment by a line.
+    noqa = suppressions(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")) if apply_noqa else {}
     names = {rule.code: rule.spec.name for rule in rules}
     findings = set()
     for raw in ctx.findings:

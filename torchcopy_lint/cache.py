@@ -1,6 +1,6 @@
 """Skip unchanged files: results keyed by path, size, mtime and settings.
 
-One JSON file per (tool version, enabled rules) under the cache directory,
+One JSON file per (tool version and code, enabled rules) under the cache directory,
 mapping a file's absolute path to its size, modification time and findings.
 An unchanged file is not even read on a warm run. The cache is written
 atomically (temporary file + rename) so a killed run cannot corrupt it; a
@@ -17,13 +17,45 @@ from pathlib import Path
 
 from torchcopy_lint import __version__
 from torchcopy_lint.diagnostics import Finding
+from torchcopy_lint.discovery import absolute
 
 CACHE_DIR_NAME = ".torchcopy_lint_cache"
 
 
+def implementation_stamp() -> str:
+    """Size and mtime of the linter's own code and rule files.
+
+    The version alone is not enough: an editable install (or a checkout under
+    development) changes checkers without changing ``__version__``, and cached
+    results from the old code would be served as if current.
+    """
+    from torchcopy_lint.catalogue import catalogue_dir
+
+    package = Path(__file__).resolve().parent
+    directories = [package]
+    try:
+        rules = catalogue_dir()
+        if package not in rules.parents:
+            directories.append(rules)
+    except Exception:  # noqa: BLE001 - the catalogue's own errors are reported elsewhere
+        pass
+    stamps = []
+    for directory in directories:
+        for folder, subdirs, names in os.walk(directory):
+            subdirs[:] = sorted(name for name in subdirs if name != "__pycache__")
+            for name in sorted(names):
+                if name.endswith((".py", ".md")):
+                    try:
+                        info = os.stat(os.path.join(folder, name))
+                    except OSError:
+                        continue
+                    stamps.append(f"{os.path.relpath(os.path.join(folder, name), directory)}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
+
+
 class ResultCache:
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
-        digest = hashlib.sha256("\0".join([__version__, *key_parts]).encode()).hexdigest()[:16]
+        digest = hashlib.sha256("\0".join([__version__, implementation_stamp(), *key_parts]).encode()).hexdigest()[:16]
         self.path = directory / f"{digest}.json"
         self._directory = directory
         self._entries: dict[str, list[object]] = {}
@@ -44,7 +76,7 @@ class ResultCache:
         return info.st_size, info.st_mtime_ns
 
     def get(self, path: Path) -> list[Finding] | None:
-        entry = self._entries.get(str(path.resolve()))
+        entry = self._entries.get(str(absolute(path)))
         stamp = self._stamp(path)
         if entry is None or stamp is None or tuple(entry[:2]) != stamp:
             return None
@@ -53,7 +85,7 @@ class ResultCache:
     def put(self, path: Path, findings: list[Finding]) -> None:
         stamp = self._stamp(path)
         if stamp is not None:
-            self._entries[str(path.resolve())] = [*stamp, [finding.to_dict() for finding in findings]]
+            self._entries[str(absolute(path))] = [*stamp, [finding.to_dict() for finding in findings]]
             self._dirty = True
 
     def save(self) -> None:

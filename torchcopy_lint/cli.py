@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from torchcopy_lint import __version__
@@ -17,7 +19,7 @@ from torchcopy_lint.cache import CACHE_DIR_NAME, ResultCache
 from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
 from torchcopy_lint.diagnostics import FileError, FileResult
-from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover
+from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
 from torchcopy_lint.engine import Job, check_bytes, check_paths, default_jobs
 from torchcopy_lint.output import FORMATTERS, statistics, summary
 from torchcopy_lint.registry import all_rules
@@ -74,7 +76,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         settings = load_settings(found) if found else Settings()
     overrides: dict[str, object] = {}
     if args.select is not None:
+        # ruff's rule: the highest-priority ``select`` starts the resolution, so a
+        # command-line --select drops the file's extend-select and ignore.
         overrides["select"] = tuple(_codes(args.select) or ())
+        settings = replace(settings, extend_select=(), ignore=())
     if args.extend_select is not None:
         overrides["extend_select"] = settings.extend_select + tuple(_codes(args.extend_select) or ())
     if args.ignore is not None:
@@ -84,8 +89,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     if args.extend_exclude is not None:
         overrides["extend_exclude"] = settings.extend_exclude + tuple(args.extend_exclude)
     if overrides:
-        from dataclasses import replace
-
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
     return settings
 
@@ -94,10 +97,7 @@ def _per_file_codes(path: str, codes: frozenset[str], settings: Settings) -> fro
     if not settings.per_file_ignores:
         return codes
     candidate = Path(path)
-    try:
-        relative = candidate.resolve().relative_to(settings.root).as_posix()
-    except ValueError:
-        relative = candidate.as_posix()
+    relative = relative_to_root(candidate, settings.root)
     for pattern, ignored in settings.per_file_ignores:
         if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(candidate.name, pattern):
             codes = without(codes, ignored)
@@ -124,17 +124,20 @@ def run_check(argv: Sequence[str]) -> int:
         parser.error("--jobs must be at least 1")
 
     codes = enabled_codes({code: rule.spec.default for code, rule in rules.items()}, settings.select, settings.extend_select, settings.ignore)
-    paths = args.paths or ["."]
+    # --stdin-filename without paths reads stdin (as ruff does).
+    paths = args.paths or (["-"] if args.stdin_filename else ["."])
     results: list[FileResult] = []
     errors: list[FileError] = []
+    excludes = (*DEFAULT_EXCLUDES, *settings.exclude, *settings.extend_exclude)
 
     if "-" in paths:
         name = args.stdin_filename or "-"
-        results.append(check_bytes(sys.stdin.buffer.read(), name, _per_file_codes(name, codes, settings)))
+        data = sys.stdin.buffer.read()
+        if not (args.force_exclude and args.stdin_filename and matches_exclude(Path(name), excludes, settings.root)):
+            results.append(check_bytes(data, name, _per_file_codes(name, codes, settings)))
         paths = [path for path in paths if path != "-"]
 
     if paths:
-        excludes = (*DEFAULT_EXCLUDES, *settings.exclude, *settings.extend_exclude)
         found = discover(paths, excludes, settings.root, force_exclude=args.force_exclude)
         errors.extend(found.errors)
         jobs = [Job(path, _per_file_codes(str(path), codes, settings)) for path in found.files]
@@ -145,6 +148,7 @@ def run_check(argv: Sequence[str]) -> int:
         results.extend(check_paths(jobs, args.jobs or default_jobs(), cache))
 
     errors.extend(result.error for result in results if result.error is not None)
+    errors.sort(key=lambda error: error.path)
     findings = sorted(finding for result in results for finding in result.findings)
 
     out = sys.stdout
@@ -217,4 +221,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("torchcopy-lint: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # The reader went away (``| head``): exit quietly, without the
+        # "Exception ignored ... BrokenPipeError" message at interpreter exit.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_ERROR
+    except Exception as error:  # noqa: BLE001 - a bug must be one line, not a traceback
+        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+            raise
+        print(f"torchcopy-lint: internal error ({type(error).__name__}: {error}); please report it (TORCHCOPY_LINT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_ERROR

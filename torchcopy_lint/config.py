@@ -50,10 +50,19 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = candidate_dir / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
                 continue
-            if TABLE in data.get("tool", {}):
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError:
+                # A broken file that mentions our table is ours: return it so that
+                # load_settings reports the error instead of silently using defaults.
+                if f"tool.{TABLE}" in text:
+                    return candidate
+                continue
+            tool = data.get("tool", {})
+            if isinstance(tool, dict) and TABLE in tool:
                 return candidate
     return None
 
@@ -74,7 +83,8 @@ def load_settings(path: Path) -> Settings:
         raise ConfigError(f"{path}: cannot read: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
-    table = data.get("tool", {}).get(TABLE, {})
+    tool = data.get("tool", {})
+    table = tool.get(TABLE, {}) if isinstance(tool, dict) else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
     unknown = sorted(set(table) - KNOWN_KEYS)

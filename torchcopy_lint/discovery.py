@@ -32,16 +32,38 @@ class Discovery:
     errors: list[FileError]
 
 
-def _matches(path: Path, patterns: Iterable[str], root: Path) -> bool:
+def absolute(path: Path) -> Path:
+    """``path.resolve()``, or the lexical absolute path where resolving fails.
+
+    ``resolve()`` raises RuntimeError (3.11, 3.12) or OSError (3.13+) on a
+    symbolic link loop; such a path must still get its one-line error later.
+    """
     try:
-        relative = path.resolve().relative_to(root).as_posix()
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def relative_to_root(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form, or as given when outside it."""
+    try:
+        return absolute(path).relative_to(root).as_posix()
     except ValueError:
-        relative = path.as_posix()
+        return path.as_posix()
+
+
+def _matches(path: Path, patterns: Iterable[str], root: Path) -> bool:
+    relative = relative_to_root(path, root)
     for pattern in patterns:
         pattern = pattern.rstrip("/")
         if fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern + "/*"):
             return True
     return False
+
+
+def matches_exclude(path: Path, patterns: Iterable[str], root: Path) -> bool:
+    """Whether an exclude pattern matches ``path`` (its name or its path from ``root``)."""
+    return _matches(path, patterns, root)
 
 
 def _reason(error: OSError) -> str:
@@ -66,12 +88,18 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
             seen.add(key)
             files.append(path)
 
+    def fail(path: str, error: OSError) -> None:
+        key = os.path.normpath(path)
+        if key not in seen:  # one line per path, even when named twice
+            seen.add(key)
+            errors.append(FileError(path, _reason(error)))
+
     for raw in paths:
         path = Path(raw)
         try:
             mode = path.stat()
         except OSError as error:
-            errors.append(FileError(raw, _reason(error)))
+            fail(raw, error)
             continue
         if not path.is_dir():
             if not (force_exclude and _matches(path, patterns, root)):
@@ -80,7 +108,7 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
         if force_exclude and _matches(path, patterns, root):
             continue
         del mode
-        for directory, subdirs, names in os.walk(path, onerror=lambda e: errors.append(FileError(e.filename or raw, _reason(e)))):
+        for directory, subdirs, names in os.walk(path, onerror=lambda e: fail(e.filename or raw, e)):
             current = Path(directory)
             subdirs[:] = sorted(
                 name
@@ -92,5 +120,10 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
                 if name.endswith(".py"):
                     candidate = current / name
                     if not _matches(candidate, patterns, root):
+                        try:
+                            candidate.stat()  # a link loop or dangling link: report it here, once
+                        except OSError as error:
+                            fail(str(candidate), error)
+                            continue
                         add(candidate)
     return Discovery(files, errors)

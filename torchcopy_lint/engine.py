@@ -33,6 +33,12 @@ class CannotCheck(Exception):
     """Raised with a one-line reason when a source cannot be checked."""
 
 
+def _undecodable(encoding: str, data: bytes, error: UnicodeDecodeError) -> str:
+    line = data.count(b"\n", 0, error.start) + 1
+    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+    return f"cannot decode as {encoding}: invalid byte 0x{data[error.start]:02x} at line {line}, column {column}"
+
+
 def decode(data: bytes) -> str:
     """Bytes to text the way Python would read the file (BOM, coding cookie)."""
     if b"\x00" in data:
@@ -40,11 +46,17 @@ def decode(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
+        # detect_encoding also fails when the first two lines are not UTF-8 and
+        # carry no declaration: say which byte, not "missing declaration".
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise CannotCheck(_undecodable("utf-8", data, bad)) from None
         raise CannotCheck(f"bad encoding declaration: {error.msg}") from None
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        raise CannotCheck(f"cannot decode as {encoding}: invalid byte at offset {error.start}") from None
+        raise CannotCheck(_undecodable(encoding, data, error)) from None
     except LookupError:
         raise CannotCheck(f"unknown encoding {encoding!r}") from None
     # Universal newlines, as Python reads source: a lone "\r" ends a line too

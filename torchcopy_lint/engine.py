@@ -33,6 +33,11 @@ class CannotCheck(Exception):
     """Raised with a one-line reason when a source cannot be checked."""
 
 
+def _one_line(message: str) -> str:
+    """Messages quote code, which can span lines (``(a +\n b).data``); a finding is one line."""
+    return " ".join(part.strip() for part in message.splitlines()) if "\n" in message or "\r" in message else message
+
+
 def _undecodable(encoding: str, data: bytes, error: UnicodeDecodeError) -> str:
     line = data.count(b"\n", 0, error.start) + 1
     column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
@@ -107,7 +112,7 @@ def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool 
         line, column, end_line, end_column = spans[id(raw.node)]
         if is_suppressed(raw.code, line, noqa):
             continue
-        findings.add(Finding(path, line, column + 1, end_line, end_column + 1, raw.code, names[raw.code], raw.message))
+        findings.add(Finding(path, line, column + 1, end_line, end_column + 1, raw.code, names[raw.code], _one_line(raw.message)))
     return sorted(findings)
 
 

@@ -1,0 +1,15 @@
+"""``torchcopy-lint verify``: every rule's claim, run with real torch.
+
+This package is the only code that imports torch, and it does so only inside
+functions (``environment.probe``) and in the child processes that run the claims
+(``harness``), so ``import torchcopy_lint`` and the linter never need torch.
+
+- ``claims``       the claim pairs of the catalogue, and their static view (the rule fires at the markers)
+- ``harness``      the child process: runs one claim program on one device, prints one JSON line
+- ``runner``       one subprocess per program and device (timeout, isolation), verdicts
+- ``environment``  torch version, CUDA/driver, device names; which devices are available
+- ``report``       text, json and markdown output
+- ``cli``          the ``verify`` command line
+"""
+
+INSTALL_HINT = "pip install 'torchcopy-lint[runtime]'"

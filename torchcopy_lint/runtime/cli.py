@@ -1,0 +1,123 @@
+"""``torchcopy-lint verify``: prove every rule's claim with real torch.
+
+Exit status: 0 every claim that ran was confirmed (skipped ones allowed), 1 a claim
+was refuted, 2 an error (a claim that failed to run, a usage error, torch missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from torchcopy_lint.runtime import INSTALL_HINT
+
+EXIT_ERROR = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchcopy-lint verify",
+        description=(
+            "Run every rule's claim (the `python claim` / `python claim-fixed` programs of its catalogue file) "
+            "with real PyTorch, one subprocess per program and device, and lint both programs with the rule. "
+            f"Needs torch: {INSTALL_HINT}"
+        ),
+        epilog="Exit status: 0 all claims that ran were confirmed, 1 a claim was refuted, 2 errors.",
+    )
+    parser.add_argument("--device", action="append", metavar="DEVICE", help="cpu, cuda, cuda:1, mps, xpu (repeatable; default: cpu and every available accelerator)")
+    parser.add_argument("--select", action="append", metavar="CODES", help="rules to verify (codes, prefixes, ALL; default: every rule, opt-in ones included)")
+    parser.add_argument("--ignore", action="append", metavar="CODES", help="rules to leave out")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="limit for each program (default: 120)")
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="programs run at once (default: cores, at most 4)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for random, numpy and torch in every program (default: 0)")
+    parser.add_argument(
+        "--isolation",
+        choices=("auto", "fork", "spawn"),
+        default="auto",
+        help="spawn: a fresh interpreter per program; fork: one per worker imports torch once and forks a child per program (Linux); "
+        "auto (default): fork for the CPU on Linux, spawn otherwise",
+    )
+    parser.add_argument("--rules-dir", type=Path, default=None, metavar="DIR", help="read the claims from this catalogue directory instead of the built-in one")
+    parser.add_argument("-v", "--verbose", action="store_true", help="report each program on stderr as it finishes")
+    return parser
+
+
+def _codes(values: Sequence[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
+
+
+def _error(message: str) -> int:
+    print(f"torchcopy-lint verify: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        parser.error("--timeout must be positive")
+
+    from torchcopy_lint.catalogue import CatalogueError, load_catalogue
+    from torchcopy_lint.runtime.environment import KNOWN_DEVICE_TYPES, TorchMissing, device_available, import_torch, probe
+    from torchcopy_lint.selection import SelectionError, enabled_codes, validate
+
+    devices: list[str] = []
+    for device in args.device or []:
+        device = device.strip().lower()
+        kind, _, index = device.partition(":")
+        if kind not in KNOWN_DEVICE_TYPES or (index and not index.isdigit()) or (kind == "cpu" and index):
+            parser.error(f"unknown device {device!r} (use {', '.join(KNOWN_DEVICE_TYPES)}, or cuda:N / xpu:N)")
+        if device not in devices:
+            devices.append(device)
+
+    try:
+        specs = load_catalogue(args.rules_dir.resolve() if args.rules_dir else None)
+        select, ignore = _codes(args.select), _codes(args.ignore) or []
+        for selectors in (select or [], ignore):
+            validate(selectors, specs)
+    except (CatalogueError, SelectionError, OSError) as error:
+        return _error(str(error))
+    codes = enabled_codes({code: True for code in specs}, select, (), ignore)
+    if not codes:
+        return _error("no rules selected")
+
+    try:
+        torch = import_torch()
+        environment = probe()
+    except TorchMissing as error:
+        return _error(str(error))
+
+    if not devices:
+        devices = list(environment["available_devices"])
+    unavailable = {device: f"{device.split(':')[0]} not available" for device in devices if not device_available(torch, device.split(":")[0])}
+
+    from torchcopy_lint.engine import default_jobs
+    from torchcopy_lint.runtime.claims import rule_claims
+    from torchcopy_lint.runtime.report import RENDERERS, build_document
+    from torchcopy_lint.runtime.runner import DEFAULT_TIMEOUT, verify
+
+    rules = [rule_claims(spec) for code, spec in specs.items() if code in codes]
+    progress = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None
+    start = time.perf_counter()
+    cells = verify(
+        rules,
+        devices,
+        unavailable,
+        timeout=args.timeout or DEFAULT_TIMEOUT,
+        jobs=args.jobs or min(4, default_jobs()),
+        seed=args.seed,
+        isolation=args.isolation,
+        progress=progress,
+    )
+    document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start)
+    sys.stdout.write(RENDERERS[args.format](document))
+    sys.stdout.flush()
+    return int(document["exit_status"])

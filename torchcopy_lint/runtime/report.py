@@ -1,0 +1,178 @@
+"""``verify`` output: one JSON-able document, rendered as text, json or markdown.
+
+The document is the single model: ``--format json`` prints it as is, and the text
+and markdown renderers read only the document, so a saved JSON report can be
+rendered again (the tests compare docs/verification.md that way).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from torchcopy_lint.runtime.runner import SKIPPED, VERDICTS, Cell, exit_status
+
+DOCUMENT_VERSION = 1
+
+
+def build_document(environment: dict[str, Any], devices: Sequence[str], unavailable: dict[str, str], cells: Sequence[Cell], seconds: float) -> dict[str, Any]:
+    counts = {verdict: sum(cell.verdict == verdict for cell in cells) for verdict in VERDICTS}
+    ran = [device for device in devices if device not in unavailable]
+    return {
+        "format_version": DOCUMENT_VERSION,
+        "environment": environment,
+        "devices": list(devices),
+        "unavailable": dict(unavailable),
+        "cuda_verified": any(device.split(":")[0] == "cuda" for device in ran),
+        "results": [cell.as_dict() for cell in cells],
+        "summary": counts,
+        "exit_status": exit_status(cells),
+        "seconds": round(seconds, 2),
+    }
+
+
+def _rules(document: dict[str, Any]) -> list[tuple[str, str, str]]:
+    seen: dict[str, tuple[str, str, str]] = {}
+    for result in document["results"]:
+        seen.setdefault(result["code"], (result["code"], result["name"], result["file"]))
+    return list(seen.values())
+
+
+def _cell(document: dict[str, Any], code: str, device: str) -> dict[str, Any]:
+    for result in document["results"]:
+        if result["code"] == code and result["device"] == device:
+            return result
+    raise KeyError((code, device))
+
+
+def _label(result: dict[str, Any]) -> str:
+    if result["verdict"] == SKIPPED:
+        return f"skipped ({result['evidence']})"
+    return str(result["verdict"])
+
+
+def _cuda_line(document: dict[str, Any]) -> str:
+    env = document["environment"]
+    if document["cuda_verified"]:
+        return ""
+    if document["unavailable"].get("cuda"):
+        why = document["unavailable"]["cuda"]
+    elif env.get("torch_cuda") is None and not env.get("torch_hip"):
+        why = f"torch {env['torch']} is a CPU-only build and no CUDA device was available to this run"
+    elif "cuda" in env.get("available_devices", []):
+        why = "a CUDA device is available but was not selected (--device)"
+    else:
+        why = "no CUDA device was available to this run"
+    return f"CUDA has not been verified yet: {why}. These results say nothing about CUDA behaviour."
+
+
+def _summary_line(document: dict[str, Any]) -> str:
+    counts = document["summary"]
+    rules = len(_rules(document))
+    devices = len(document["devices"])
+    parts = ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS)
+    return f"{rules} rule(s) x {devices} device(s): {parts}"
+
+
+def _versions(env: dict[str, Any]) -> list[tuple[str, str]]:
+    cuda = env.get("torch_cuda") or ("none (CPU-only build)" if not env.get("torch_hip") else "none")
+    rows = [
+        ("torchcopy-lint", env["torchcopy_lint"]),
+        ("PyTorch", env["torch"]),
+        ("CUDA (torch build)", cuda),
+    ]
+    if env.get("torch_hip"):
+        rows.append(("HIP (torch build)", env["torch_hip"]))
+    if env.get("cudnn"):
+        rows.append(("cuDNN", env["cudnn"]))
+    rows.append(("CUDA driver", env.get("cuda_driver") or "none found"))
+    rows.append(("Python", env["python"]))
+    rows.append(("Platform", env["platform"]))
+    for kind, names in env.get("device_names", {}).items():
+        rows.append((f"Device {kind}", "; ".join(names)))
+    return rows
+
+
+# -- text ---------------------------------------------------------------------------
+
+def render_text(document: dict[str, Any]) -> str:
+    env = document["environment"]
+    devices = document["devices"]
+    out = [f"torchcopy-lint verify: torch {env['torch']}, Python {env['python']}"]
+    out += [f"  {key}: {value}" for key, value in _versions(env)[2:]]
+    out.append("")
+    rules = _rules(document)
+    labels = {(code, device): _label(_cell(document, code, device)) for code, _name, _file in rules for device in devices}
+    name_width = max([len(name) for _code, name, _file in rules] + [4])
+    widths = [max([len(device)] + [len(labels[(code, device)]) for code, _n, _f in rules]) for device in devices]
+    header = f"{'rule':<6}  {'name':<{name_width}}  " + "  ".join(f"{device:<{width}}" for device, width in zip(devices, widths))
+    out.append(header.rstrip())
+    for code, name, _file in rules:
+        row = f"{code:<6}  {name:<{name_width}}  " + "  ".join(f"{labels[(code, device)]:<{width}}" for device, width in zip(devices, widths))
+        out.append(row.rstrip())
+    out.append("")
+    for code, _name, _file in rules:
+        for device in devices:
+            result = _cell(document, code, device)
+            out.append(f"{code} on {device}: {result['verdict']}: {result['evidence']}")
+    out.append("")
+    out.append(f"{_summary_line(document)} ({document['seconds']:.1f} s)")
+    cuda = _cuda_line(document)
+    if cuda:
+        out.append(cuda)
+    return "\n".join(out) + "\n"
+
+
+# -- json ---------------------------------------------------------------------------
+
+def render_json(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2) + "\n"
+
+
+# -- markdown -----------------------------------------------------------------------
+
+_MD_SPECIAL = str.maketrans({char: "\\" + char for char in "\\`*_<>|"})
+
+
+def _md(text: str) -> str:
+    return str(text).translate(_MD_SPECIAL)
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    env = document["environment"]
+    devices = document["devices"]
+    out = [
+        "# Verification",
+        "",
+        "This page is generated by `torchcopy-lint verify --format markdown`; do not edit it by hand.",
+        "Every rule's claim (the `python claim` and `python claim-fixed` programs in its catalogue file)",
+        "was run with real PyTorch on each device below, each program in its own subprocess, seeded,",
+        "and both programs were linted with the rule itself. A rule is **confirmed** on a device when the",
+        "flagged program exhibited the hazard, the fixed program did not, and the rule fired exactly at",
+        "the flagged program's `# TCLNNN` markers and stayed silent on the fixed program.",
+        "",
+        "## Environment",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
+    out += [f"| {_md(key)} | {_md(value)} |" for key, value in _versions(env)]
+    out.append(f"| Devices run | {_md(', '.join(device for device in devices if device not in document['unavailable']) or 'none')} |")
+    cuda = _cuda_line(document)
+    if cuda:
+        out += ["", f"> **{_md(cuda.split(':', 1)[0])}:**{_md(cuda.split(':', 1)[1])}"]
+    out += ["", "## Results", "", "| Rule | " + " | ".join(_md(device) for device in devices) + " |", "|---|" + "---|" * len(devices)]
+    rules = _rules(document)
+    for code, name, file in rules:
+        labels = [_md(_label(_cell(document, code, device))) for device in devices]
+        out.append(f"| [{code}](../rules/{file}) `{name}` | " + " | ".join(labels) + " |")
+    out += ["", _md(_summary_line(document)) + ".", "", "## Evidence", ""]
+    for code, _name, _file in rules:
+        for device in devices:
+            result = _cell(document, code, device)
+            out.append(f"- **{code} on {_md(device)}: {result['verdict']}.** {_md(result['evidence'])}")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"text": render_text, "json": render_json, "markdown": render_markdown}

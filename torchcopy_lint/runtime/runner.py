@@ -1,0 +1,440 @@
+"""Run the claims: one subprocess per program and device, then a verdict per rule and device.
+
+Every program runs in its own process, in its own temporary directory and
+process group, with a timeout, seeded, so one claim cannot poison another:
+
+- spawn mode: a fresh interpreter per program (``python -W default -m
+  torchcopy_lint.runtime.harness``); the default for accelerators
+- fork mode (Linux, the default for the CPU): a worker interpreter imports torch
+  once and forks a child per program (``harness --serve``), which saves the
+  second or more that ``import torch`` costs each program
+
+Programs run in parallel on a small thread pool (the threads only wait on their
+subprocess; each thread has its own fork-mode worker).
+
+Verdict of one claim pair on one device, strongest first:
+
+- ``error``: a program raised, timed out, crashed, or never called ``observed()``;
+  or the claim could not be linted / the rule has no checker or no claim pair
+- ``refuted``: the flagged program ran and observed no hazard, the fixed program
+  observed the hazard, or the rule does not fire exactly at the flagged program's
+  markers / fires on the fixed one (the static view)
+- ``skipped``: a program called ``skip(reason)``, or the device is not available
+- ``confirmed``: everything agrees
+
+A rule with several claim pairs gets the strongest verdict among them (a
+confirmed pair beats skipped ones).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from torchcopy_lint.runtime.claims import ClaimPair, RuleClaims, StaticView, static_view
+from torchcopy_lint.runtime.harness import RESULT_PREFIX
+
+CONFIRMED, REFUTED, SKIPPED, ERROR = "confirmed", "refuted", "skipped", "error"
+VERDICTS = (CONFIRMED, REFUTED, SKIPPED, ERROR)
+DEFAULT_TIMEOUT = 120.0
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_EVIDENCE_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """What one program did on one device."""
+
+    kind: str  # "claim" or "claim-fixed"
+    status: str  # "observed", "skipped" or "error"
+    hazard: bool | None = None
+    evidence: str = ""
+    message: str = ""  # the skip reason or the error
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "status": self.status,
+            "hazard": self.hazard,
+            "evidence": self.evidence,
+            "message": self.message,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class PairResult:
+    index: int
+    verdict: str
+    evidence: str
+    static: StaticView | None
+    runs: tuple[ProgramRun, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        static = None
+        if self.static is not None:
+            static = {
+                "agrees": self.static.agrees,
+                "marked_lines": list(self.static.marked),
+                "flagged_lines": list(self.static.found),
+                "fixed_lines": list(self.static.fixed_found),
+                "error": self.static.error,
+            }
+        return {"claim": self.index, "verdict": self.verdict, "evidence": self.evidence, "static": static, "runs": [run.as_dict() for run in self.runs]}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The verdict for one rule on one device."""
+
+    code: str
+    name: str
+    file: str  # the rule's catalogue file name
+    device: str
+    verdict: str
+    evidence: str
+    pairs: tuple[PairResult, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "file": self.file,
+            "device": self.device,
+            "verdict": self.verdict,
+            "evidence": self.evidence,
+            "claims": [pair.as_dict() for pair in self.pairs],
+        }
+
+
+def _shorten(text: str, limit: int = _EVIDENCE_LIMIT) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def child_env(seed: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONHASHSEED"] = str(seed)
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    try:
+        if sys.platform != "win32":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - not tested on Windows
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _to_run(kind: str, result: dict[str, Any], seconds: float) -> ProgramRun:
+    status = result.get("status")
+    seconds = float(result.get("seconds", seconds))
+    if status == "observed":
+        return ProgramRun(kind, "observed", hazard=bool(result.get("hazard")), evidence=str(result.get("evidence", "")), seconds=seconds)
+    if status == "skipped":
+        return ProgramRun(kind, "skipped", message=str(result.get("reason", "")), seconds=seconds)
+    return ProgramRun(kind, "error", message=str(result.get("message", "unknown error")), seconds=seconds)
+
+
+def _harness_command(*extra: str) -> list[str]:
+    return [sys.executable, "-W", "default", "-m", "torchcopy_lint.runtime.harness", *extra]
+
+
+def run_program(source: str, device: str, name: str, kind: str, timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> ProgramRun:
+    """Run one claim program in a fresh interpreter (spawn mode); every failure becomes an ``error`` run."""
+    command = _harness_command("--device", device, "--name", name, "--seed", str(seed))
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="torchcopy-verify-") as workdir:
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=workdir,
+                env=child_env(seed),
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                start_new_session=sys.platform != "win32",
+            )
+        except OSError as error:
+            return ProgramRun(kind, "error", message=f"cannot start {sys.executable}: {error}")
+        try:
+            stdout, stderr = process.communicate(source, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            process.communicate()
+            return ProgramRun(kind, "error", message=f"timed out after {timeout:g} s", seconds=time.perf_counter() - start)
+        finally:
+            _kill(process)  # whatever the program left running in its process group
+            process.wait()
+    seconds = time.perf_counter() - start
+    results = [line[len(RESULT_PREFIX):] for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if not results:
+        status = process.returncode
+        how = f"signal {-status}" if status < 0 else f"status {status}"
+        detail = _last_line(stderr)
+        return ProgramRun(kind, "error", message=f"the program's process ended ({how}) without a result" + (f": {detail}" if detail else ""), seconds=seconds)
+    try:
+        result = json.loads(results[-1])
+    except ValueError:
+        return ProgramRun(kind, "error", message=f"unreadable result line: {results[-1][:200]}", seconds=seconds)
+    return _to_run(kind, result, seconds)
+
+
+class ForkWorker:
+    """A harness in fork mode (``--serve``): imports torch once, forks a child per program.
+
+    Used by one thread at a time. If it dies or stops answering, the program being
+    run is an error and the next request starts a new worker.
+    """
+
+    _MARGIN = 60.0  # beyond the program's own timeout, which the worker enforces
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stderr: Any = None
+        self.workdir: tempfile.TemporaryDirectory[str] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.workdir = tempfile.TemporaryDirectory(prefix="torchcopy-verify-worker-")
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            _harness_command("--serve"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            cwd=self.workdir.name,
+            env=child_env(self.seed),
+            start_new_session=True,
+        )
+        return self.process
+
+    def _reply(self, process: subprocess.Popen[bytes], deadline: float) -> bytes | None:
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
+        data = b""
+        while not data.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                data += chunk
+        return data
+
+    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+        start = time.perf_counter()
+        process = self.process if self.process is not None and self.process.poll() is None else self._start()
+        request = {"source": source, "device": device, "name": name, "seed": self.seed, "timeout": timeout}
+        try:
+            assert process.stdin is not None
+            process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            process.stdin.flush()
+            reply = self._reply(process, time.monotonic() + timeout + self._MARGIN)
+        except OSError:
+            reply = None
+        if reply is None or not reply.startswith(RESULT_PREFIX.encode()):
+            detail = self._stderr_tail()
+            self.close()
+            return ProgramRun(kind, "error", message="the verify worker died" + (f": {detail}" if detail else ""), seconds=time.perf_counter() - start)
+        try:
+            result = json.loads(reply[len(RESULT_PREFIX):].decode("utf-8"))
+        except ValueError:
+            return ProgramRun(kind, "error", message=f"unreadable result line: {reply[:200]!r}", seconds=time.perf_counter() - start)
+        return _to_run(kind, result, time.perf_counter() - start)
+
+    def _stderr_tail(self) -> str:
+        if self.stderr is None:
+            return ""
+        self.stderr.seek(0)
+        return _last_line(self.stderr.read().decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            try:
+                if process.stdin is not None:
+                    process.stdin.close()
+                process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            _kill(process)
+            process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        if self.stderr is not None:
+            self.stderr.close()
+            self.stderr = None
+        if self.workdir is not None:
+            self.workdir.cleanup()
+            self.workdir = None
+
+
+def fork_supported() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def uses_fork(isolation: str, device: str) -> bool:
+    """``auto``: fork mode for the CPU on Linux; a fresh interpreter per program otherwise.
+
+    Accelerators get a fresh interpreter by default: their runtimes must never be
+    initialised before a fork, and a fresh process is the safe way to be sure.
+    """
+    if isolation == "spawn" or not fork_supported():
+        return False
+    return isolation == "fork" or device == "cpu"
+
+
+def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun) -> tuple[str, str]:
+    """The verdict for one claim pair on one device, and its evidence in one line."""
+    runs = (("claim", flagged), ("fixed", fixed))
+    errors = [f"{label}: {run.message}" for label, run in runs if run.status == "error"]
+    if static is not None and static.error:
+        errors.append(static.describe())
+    if errors:
+        return ERROR, "; ".join(errors)
+    refutations = []
+    if flagged.status == "observed" and not flagged.hazard:
+        refutations.append(f"claim observed no hazard: {flagged.evidence}")
+    if fixed.status == "observed" and fixed.hazard:
+        refutations.append(f"fixed program observed the hazard: {fixed.evidence}")
+    if static is not None and not static.agrees:
+        refutations.append(static.describe())
+    if refutations:
+        return REFUTED, "; ".join(refutations)
+    skips = [run.message for _label, run in runs if run.status == "skipped"]
+    if skips:
+        return SKIPPED, "; ".join(dict.fromkeys(skips))
+    evidence = f"claim: {flagged.evidence} | fixed: {fixed.evidence}"
+    if static is not None:
+        evidence += f" | {static.describe()}"
+    return CONFIRMED, evidence
+
+
+def _combine(pairs: Sequence[PairResult]) -> tuple[str, str]:
+    for verdict in (ERROR, REFUTED, CONFIRMED, SKIPPED):
+        chosen = [pair for pair in pairs if pair.verdict == verdict]
+        if chosen:
+            if len(pairs) == 1:
+                return verdict, chosen[0].evidence
+            return verdict, " || ".join(f"claim {pair.index} {pair.verdict}: {pair.evidence}" for pair in pairs)
+    raise ValueError("no claim pairs")
+
+
+def verify(
+    rules: Sequence[RuleClaims],
+    devices: Sequence[str],
+    unavailable: dict[str, str] | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = 2,
+    seed: int = 0,
+    check_static: bool = True,
+    isolation: str = "auto",
+    progress: Callable[[str], None] | None = None,
+) -> list[Cell]:
+    """Every rule's claims on every device: one Cell per rule and device, in rule then device order.
+
+    ``unavailable`` maps a device to the reason it cannot run (its cells are skipped
+    without starting anything).
+    """
+    unavailable = unavailable or {}
+    statics: dict[tuple[str, int], StaticView | None] = {}
+    for rule in rules:
+        for pair in rule.pairs:
+            statics[(rule.code, pair.index)] = static_view(pair) if check_static else None
+
+    tasks: list[tuple[ClaimPair, str, str]] = [
+        (pair, device, kind)
+        for rule in rules
+        for pair in rule.pairs
+        for device in devices
+        if device not in unavailable
+        for kind in ("claim", "claim-fixed")
+    ]
+
+    local = threading.local()
+    workers: list[ForkWorker] = []
+    workers_lock = threading.Lock()
+
+    def work(task: tuple[ClaimPair, str, str]) -> ProgramRun:
+        pair, device, kind = task
+        example = pair.flagged if kind == "claim" else pair.fixed
+        name = f"{pair.code}-{kind}-{pair.index}"
+        if uses_fork(isolation, device):
+            worker = getattr(local, "worker", None)
+            if worker is None:
+                worker = local.worker = ForkWorker(seed)
+                with workers_lock:
+                    workers.append(worker)
+            run = worker.run(example.source, device, name, kind, timeout)
+        else:
+            run = run_program(example.source, device, name, kind, timeout=timeout, seed=seed)
+        if progress is not None:
+            progress(f"{pair.code} claim {pair.index} {kind} on {device}: {run.status} ({run.seconds:.1f} s)")
+        return run
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            finished = dict(zip(tasks, pool.map(work, tasks)))
+    finally:
+        for worker in workers:
+            worker.close()
+
+    cells = []
+    for rule in rules:
+        for device in devices:
+            if rule.problem:
+                cells.append(Cell(rule.code, rule.name, rule.path.name, device, ERROR, rule.problem))
+                continue
+            if device in unavailable:
+                cells.append(Cell(rule.code, rule.name, rule.path.name, device, SKIPPED, unavailable[device]))
+                continue
+            results = []
+            for pair in rule.pairs:
+                flagged = finished[(pair, device, "claim")]
+                fixed = finished[(pair, device, "claim-fixed")]
+                static = statics[(rule.code, pair.index)]
+                verdict, evidence = pair_verdict(static, flagged, fixed)
+                results.append(PairResult(pair.index, verdict, _shorten(evidence), static, (flagged, fixed)))
+            verdict, evidence = _combine(results)
+            cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, _shorten(evidence, 2 * _EVIDENCE_LIMIT), tuple(results)))
+    return cells
+
+
+def exit_status(cells: Sequence[Cell]) -> int:
+    """0 every claim that ran was confirmed, 1 a claim was refuted, 2 an error."""
+    verdicts = {cell.verdict for cell in cells}
+    if ERROR in verdicts:
+        return 2
+    if REFUTED in verdicts:
+        return 1
+    return 0

@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS", help="limit for each program (default: 120)")
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="programs run at once (default: cores, at most 4)")
     parser.add_argument("--seed", type=int, default=0, help="seed for random, numpy and torch in every program (default: 0)")
+    parser.add_argument("--threads", type=int, default=1, metavar="N", help="torch CPU threads per program (default: 1)")
     parser.add_argument(
         "--isolation",
         choices=("auto", "fork", "spawn"),
@@ -62,11 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         parser.error("--timeout must be positive")
 
     from torchcopy_lint.catalogue import CatalogueError, load_catalogue
-    from torchcopy_lint.runtime.environment import KNOWN_DEVICE_TYPES, TorchMissing, device_available, import_torch, probe
+    from torchcopy_lint.runtime.environment import KNOWN_DEVICE_TYPES, TorchMissing
     from torchcopy_lint.selection import SelectionError, enabled_codes, validate
 
     devices: list[str] = []
@@ -78,8 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if device not in devices:
             devices.append(device)
 
+    if args.rules_dir is not None and not args.rules_dir.is_dir():
+        return _error(f"--rules-dir {args.rules_dir}: not a directory")
     try:
         specs = load_catalogue(args.rules_dir.resolve() if args.rules_dir else None)
+        if not specs:
+            return _error(f"no rule files (TCL*.md) in {args.rules_dir}")
         select, ignore = _codes(args.select), _codes(args.ignore) or []
         for selectors in (select or [], ignore):
             validate(selectors, specs)
@@ -89,34 +96,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not codes:
         return _error("no rules selected")
 
-    try:
-        torch = import_torch()
-        environment = probe()
-    except TorchMissing as error:
-        return _error(str(error))
-
-    if not devices:
-        devices = list(environment["available_devices"])
-    unavailable = {device: f"{device.split(':')[0]} not available" for device in devices if not device_available(torch, device.split(":")[0])}
-
     from torchcopy_lint.engine import default_jobs
     from torchcopy_lint.runtime.claims import rule_claims
     from torchcopy_lint.runtime.report import RENDERERS, build_document
-    from torchcopy_lint.runtime.runner import DEFAULT_TIMEOUT, verify
+    from torchcopy_lint.runtime.runner import DEFAULT_TIMEOUT, Executor, ProbeFailed, verify
 
     rules = [rule_claims(spec) for code, spec in specs.items() if code in codes]
     progress = (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None
     start = time.perf_counter()
-    cells = verify(
-        rules,
-        devices,
-        unavailable,
-        timeout=args.timeout or DEFAULT_TIMEOUT,
-        jobs=args.jobs or min(4, default_jobs()),
-        seed=args.seed,
-        isolation=args.isolation,
-        progress=progress,
-    )
+    # The workers start importing torch now; the environment is read in one of them.
+    with Executor(jobs=args.jobs or min(4, default_jobs()), seed=args.seed, threads=args.threads, isolation=args.isolation, devices=devices or ["cpu"]) as executor:
+        try:
+            environment = executor.probe()
+        except (TorchMissing, ProbeFailed) as error:
+            return _error(str(error))
+        available = environment["available_devices"]
+        if not devices:
+            devices = list(available)
+        unavailable = {device: f"{device.split(':')[0]} not available" for device in devices if device.split(":")[0] not in available}
+        environment["threads_per_program"] = args.threads
+        cells = verify(rules, devices, unavailable, executor=executor, timeout=args.timeout or DEFAULT_TIMEOUT, progress=progress)
     document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start)
     sys.stdout.write(RENDERERS[args.format](document))
     sys.stdout.flush()

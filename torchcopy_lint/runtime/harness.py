@@ -3,7 +3,9 @@
     python -m torchcopy_lint.runtime.harness --device cpu --name TCL001-claim < program.py
 
 It reads the program from stdin, seeds ``random``, numpy and torch, resets the
-device's state, and executes the program with these names provided:
+device's state (one CPU thread by default: claims are about semantics, and
+intra-op threads only make them slow and noisy on a shared machine), and
+executes the program with these names provided:
 
 - ``device``: the device string (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"`` ...)
 - ``observed(hazard, evidence)``: the program's verdict, called exactly once
@@ -21,7 +23,10 @@ request per line on stdin and runs each program in a child forked for it (its
 own process group and temporary directory, output captured, killed at its
 timeout), answering one result line each. A forked child starts from the state
 right after ``import torch``, exactly like a fresh interpreter, without paying
-for the import again; no device is initialised before the fork.
+for the import again; no device is initialised before the fork. A ``{"probe":
+true}`` request answers the environment (``environment.probe``), also from a
+forked child, so that no device is ever initialised in the worker itself.
+``--probe`` prints the same answer in a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 RESULT_PREFIX = "@torchcopy-verify-result "
@@ -105,7 +111,7 @@ def _unavailable(torch: Any, device: str) -> str | None:
     return None
 
 
-def reset_state(torch: Any, device: str, seed: int) -> None:
+def reset_state(torch: Any, device: str, seed: int, threads: int = 1) -> None:
     """Seed every generator and put the device in a known state."""
     random.seed(seed)
     try:
@@ -117,6 +123,7 @@ def reset_state(torch: Any, device: str, seed: int) -> None:
     torch.manual_seed(seed)  # also seeds every CUDA/MPS/XPU generator
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
+    torch.set_num_threads(threads)
     kind = _device_type(device)
     if kind in ("cuda", "xpu"):
         module = getattr(torch, kind)
@@ -148,7 +155,7 @@ def _error_message(error: BaseException, filename: str) -> str:
     return _one_line(last) + where
 
 
-def run(source: str, device: str, name: str, seed: int) -> dict[str, Any]:
+def run(source: str, device: str, name: str, seed: int, threads: int = 1) -> dict[str, Any]:
     """Execute one claim program and return its result (never raises, except KeyboardInterrupt)."""
     filename = f"<{name}>"
     try:
@@ -160,7 +167,7 @@ def run(source: str, device: str, name: str, seed: int) -> dict[str, Any]:
         reason = _unavailable(torch, device)
         if reason:
             return {"status": "skipped", "reason": reason}
-        reset_state(torch, device, seed)
+        reset_state(torch, device, seed, threads)
         namespace = {
             "__name__": "__main__",
             "__file__": filename,
@@ -218,9 +225,8 @@ def _tail(log: Any, limit: int = 2000) -> str:
     return lines[-1][:limit] if lines else ""
 
 
-def fork_run(request: dict[str, Any]) -> dict[str, Any]:
-    """Run one program in a forked child (own process group, own directory, output captured)."""
-    timeout = float(request.get("timeout", 120))
+def fork_call(function: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any]:
+    """``function()`` in a forked child (own process group and directory, output captured), with a timeout."""
     read_end, write_end = os.pipe()
     workdir = tempfile.mkdtemp(prefix="torchcopy-verify-")
     with tempfile.TemporaryFile() as log:
@@ -237,7 +243,7 @@ def fork_run(request: dict[str, Any]) -> dict[str, Any]:
                 os.dup2(null, 0)
                 os.dup2(log.fileno(), 1)
                 os.dup2(log.fileno(), 2)
-                result = run(request["source"], request["device"], request["name"], int(request["seed"]))
+                result = function()
                 sys.stdout.flush()
                 sys.stderr.flush()
                 payload = json.dumps(result).encode("utf-8")
@@ -273,6 +279,27 @@ def fork_run(request: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def probe() -> dict[str, Any]:
+    """The environment (versions, available devices and their names), or why torch cannot be imported."""
+    from torchcopy_lint.runtime.environment import TorchMissing, probe as environment_probe
+
+    try:
+        return {"status": "ok", "environment": environment_probe()}
+    except TorchMissing as error:
+        return {"status": "torch-missing", "message": str(error)}
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """One request of fork mode: a probe or a program."""
+    timeout = float(request.get("timeout", 120))
+    if request.get("probe"):
+        return fork_call(probe, timeout)
+    return fork_call(
+        lambda: run(request["source"], request["device"], request["name"], int(request["seed"]), int(request.get("threads", 1))),
+        timeout,
+    )
+
+
 _REPLY_FD: int | None = None
 
 
@@ -287,7 +314,7 @@ def serve() -> int:
         if not line.strip():
             continue
         try:
-            reply = fork_run(json.loads(line))
+            reply = answer(json.loads(line))
         except Exception as error:  # noqa: BLE001 - report, keep serving
             reply = {"status": "error", "message": f"verify worker failed: {type(error).__name__}: {error}"}
         replies.write(RESULT_PREFIX + json.dumps(reply) + "\n")
@@ -300,16 +327,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--name", default="claim", help="shown in tracebacks as <NAME>")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     parser.add_argument("--serve", action="store_true", help="fork mode: read JSON requests on stdin, fork a child for each")
+    parser.add_argument("--probe", action="store_true", help="print the environment as one result line")
     args = parser.parse_args(argv)
     if args.serve:
         return serve()
+    if args.probe:
+        result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
+        os.dup2(2, 1)
+        with result_stream:
+            result_stream.write(RESULT_PREFIX + json.dumps(probe()) + "\n")
+        return 0
     source = sys.stdin.read()
     # stdout is reserved for the result line: the program's own output (Python or C) goes to stderr.
     sys.stdout.flush()
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    result = run(source, args.device, args.name, args.seed)
+    result = run(source, args.device, args.name, args.seed, args.threads)
     sys.stdout.flush()
     with result_stream:
         result_stream.write(RESULT_PREFIX + json.dumps(result) + "\n")

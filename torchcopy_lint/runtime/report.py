@@ -53,17 +53,16 @@ def _label(result: dict[str, Any]) -> str:
 
 
 def _cuda_line(document: dict[str, Any]) -> str:
-    env = document["environment"]
+    """The plain statement that CUDA was not verified, when no CUDA device ran."""
     if document["cuda_verified"]:
         return ""
-    if document["unavailable"].get("cuda"):
-        why = document["unavailable"]["cuda"]
-    elif env.get("torch_cuda") is None and not env.get("torch_hip"):
-        why = f"torch {env['torch']} is a CPU-only build and no CUDA device was available to this run"
-    elif "cuda" in env.get("available_devices", []):
+    env = document["environment"]
+    if "cuda" in env.get("available_devices", []):
         why = "a CUDA device is available but was not selected (--device)"
+    elif env.get("torch_cuda") is None and not env.get("torch_hip"):
+        why = f"no CUDA device was available to this run (torch {env['torch']} is a CPU-only build)"
     else:
-        why = "no CUDA device was available to this run"
+        why = "torch reports no CUDA device available to this run"
     return f"CUDA has not been verified yet: {why}. These results say nothing about CUDA behaviour."
 
 
@@ -89,6 +88,8 @@ def _versions(env: dict[str, Any]) -> list[tuple[str, str]]:
     rows.append(("CUDA driver", env.get("cuda_driver") or "none found"))
     rows.append(("Python", env["python"]))
     rows.append(("Platform", env["platform"]))
+    if "threads_per_program" in env:
+        rows.append(("Torch CPU threads per program", str(env["threads_per_program"])))
     for kind, names in env.get("device_names", {}).items():
         rows.append((f"Device {kind}", "; ".join(names)))
     return rows
@@ -100,7 +101,7 @@ def render_text(document: dict[str, Any]) -> str:
     env = document["environment"]
     devices = document["devices"]
     out = [f"torchcopy-lint verify: torch {env['torch']}, Python {env['python']}"]
-    out += [f"  {key}: {value}" for key, value in _versions(env)[2:]]
+    out += [f"  {key}: {value}" for key, value in _versions(env) if key not in ("torchcopy-lint", "PyTorch", "Python")]
     out.append("")
     rules = _rules(document)
     labels = {(code, device): _label(_cell(document, code, device)) for code, _name, _file in rules for device in devices}

@@ -10,7 +10,7 @@ process group, with a timeout, seeded, so one claim cannot poison another:
   second or more that ``import torch`` costs each program
 
 Programs run in parallel on a small thread pool (the threads only wait on their
-subprocess; each thread has its own fork-mode worker).
+subprocess); each program gets one torch CPU thread (``--threads``).
 
 Verdict of one claim pair on one device, strongest first:
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -125,15 +126,21 @@ def _shorten(text: str, limit: int = _EVIDENCE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def child_env(seed: int) -> dict[str, str]:
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def child_env(seed: int, threads: int = 1) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONHASHSEED"] = str(seed)
     env["PYTHONIOENCODING"] = "utf-8"
+    for variable in THREAD_VARIABLES:
+        env[variable] = str(threads)
     return env
 
 
-def _kill(process: subprocess.Popen[str]) -> None:
+def _kill(process: subprocess.Popen[Any]) -> None:
+    """Kill the process and its whole process group (whatever the program started)."""
     try:
         if sys.platform != "win32":
             os.killpg(process.pid, signal.SIGKILL)
@@ -162,65 +169,102 @@ def _harness_command(*extra: str) -> list[str]:
     return [sys.executable, "-W", "default", "-m", "torchcopy_lint.runtime.harness", *extra]
 
 
-def run_program(source: str, device: str, name: str, kind: str, timeout: float = DEFAULT_TIMEOUT, seed: int = 0) -> ProgramRun:
-    """Run one claim program in a fresh interpreter (spawn mode); every failure becomes an ``error`` run."""
-    command = _harness_command("--device", device, "--name", name, "--seed", str(seed))
+def _result_line(stdout: str) -> dict[str, Any] | None:
+    lines = [line[len(RESULT_PREFIX):] for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if not lines:
+        return None
+    try:
+        result = json.loads(lines[-1])
+    except ValueError:
+        return {"status": "error", "message": f"unreadable result line: {lines[-1][:200]}"}
+    return result if isinstance(result, dict) else {"status": "error", "message": "unreadable result line"}
+
+
+_LIVE: set[subprocess.Popen[Any]] = set()  # spawn-mode processes running now (killed on Ctrl-C)
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every spawn-mode program still running (their threads then return errors)."""
+    with _LIVE_LOCK:
+        running = list(_LIVE)
+    for process in running:
+        _kill(process)
+
+
+def _spawn(args: Sequence[str], stdin: str, timeout: float, seed: int, threads: int) -> tuple[dict[str, Any], float]:
+    """One fresh harness interpreter, in its own directory and process group; its result and duration."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="torchcopy-verify-") as workdir:
         try:
             process = subprocess.Popen(
-                command,
+                _harness_command(*args),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=workdir,
-                env=child_env(seed),
+                env=child_env(seed, threads),
                 text=True,
                 encoding="utf-8",
                 errors="replace",
                 start_new_session=sys.platform != "win32",
             )
         except OSError as error:
-            return ProgramRun(kind, "error", message=f"cannot start {sys.executable}: {error}")
+            return {"status": "error", "message": f"cannot start {sys.executable}: {error}"}, 0.0
+        with _LIVE_LOCK:
+            _LIVE.add(process)
         try:
-            stdout, stderr = process.communicate(source, timeout=timeout)
+            stdout, stderr = process.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(process)
             process.communicate()
-            return ProgramRun(kind, "error", message=f"timed out after {timeout:g} s", seconds=time.perf_counter() - start)
+            return {"status": "error", "message": f"timed out after {timeout:g} s"}, time.perf_counter() - start
         finally:
-            _kill(process)  # whatever the program left running in its process group
+            _kill(process)
             process.wait()
+            with _LIVE_LOCK:
+                _LIVE.discard(process)
     seconds = time.perf_counter() - start
-    results = [line[len(RESULT_PREFIX):] for line in stdout.splitlines() if line.startswith(RESULT_PREFIX)]
-    if not results:
+    result = _result_line(stdout)
+    if result is None:
         status = process.returncode
         how = f"signal {-status}" if status < 0 else f"status {status}"
         detail = _last_line(stderr)
-        return ProgramRun(kind, "error", message=f"the program's process ended ({how}) without a result" + (f": {detail}" if detail else ""), seconds=seconds)
-    try:
-        result = json.loads(results[-1])
-    except ValueError:
-        return ProgramRun(kind, "error", message=f"unreadable result line: {results[-1][:200]}", seconds=seconds)
+        result = {"status": "error", "message": f"the program's process ended ({how}) without a result" + (f": {detail}" if detail else "")}
+    return result, seconds
+
+
+def run_program(source: str, device: str, name: str, kind: str, timeout: float = DEFAULT_TIMEOUT, seed: int = 0, threads: int = 1) -> ProgramRun:
+    """Run one claim program in a fresh interpreter (spawn mode); every failure becomes an ``error`` run."""
+    result, seconds = _spawn(["--device", device, "--name", name, "--seed", str(seed), "--threads", str(threads)], source, timeout, seed, threads)
     return _to_run(kind, result, seconds)
 
 
-class ForkWorker:
-    """A harness in fork mode (``--serve``): imports torch once, forks a child per program.
+class WorkerDied(RuntimeError):
+    pass
 
-    Used by one thread at a time. If it dies or stops answering, the program being
-    run is an error and the next request starts a new worker.
+
+class ForkWorker:
+    """A harness in fork mode (``--serve``): imports torch once, forks a child per request.
+
+    Used by one thread at a time. If it dies or stops answering, the request fails
+    with :class:`WorkerDied` and the next request starts a new worker.
     """
 
-    _MARGIN = 60.0  # beyond the program's own timeout, which the worker enforces
+    _MARGIN = 60.0  # beyond a request's own timeout (which the worker enforces): startup, fork, cleanup
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, threads: int = 1) -> None:
         self.seed = seed
+        self.threads = threads
         self.process: subprocess.Popen[bytes] | None = None
         self.stderr: Any = None
         self.workdir: tempfile.TemporaryDirectory[str] | None = None
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def start(self) -> subprocess.Popen[bytes]:
+        """Start the worker now (it imports torch while the caller does other things)."""
+        if self.process is not None and self.process.poll() is None:
+            return self.process
+        self.close()
         self.workdir = tempfile.TemporaryDirectory(prefix="torchcopy-verify-worker-")
         self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
@@ -229,7 +273,7 @@ class ForkWorker:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             cwd=self.workdir.name,
-            env=child_env(self.seed),
+            env=child_env(self.seed, self.threads),
             start_new_session=True,
         )
         return self.process
@@ -250,13 +294,11 @@ class ForkWorker:
                 data += chunk
         return data
 
-    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
-        start = time.perf_counter()
-        process = self.process if self.process is not None and self.process.poll() is None else self._start()
-        request = {"source": source, "device": device, "name": name, "seed": self.seed, "timeout": timeout}
+    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        process = self.start()
         try:
             assert process.stdin is not None
-            process.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+            process.stdin.write(json.dumps({**payload, "timeout": timeout}).encode("utf-8") + b"\n")
             process.stdin.flush()
             reply = self._reply(process, time.monotonic() + timeout + self._MARGIN)
         except OSError:
@@ -264,11 +306,19 @@ class ForkWorker:
         if reply is None or not reply.startswith(RESULT_PREFIX.encode()):
             detail = self._stderr_tail()
             self.close()
-            return ProgramRun(kind, "error", message="the verify worker died" + (f": {detail}" if detail else ""), seconds=time.perf_counter() - start)
+            raise WorkerDied("the verify worker died" + (f": {detail}" if detail else ""))
         try:
             result = json.loads(reply[len(RESULT_PREFIX):].decode("utf-8"))
         except ValueError:
-            return ProgramRun(kind, "error", message=f"unreadable result line: {reply[:200]!r}", seconds=time.perf_counter() - start)
+            return {"status": "error", "message": f"unreadable result line: {reply[:200]!r}"}
+        return result if isinstance(result, dict) else {"status": "error", "message": "unreadable result line"}
+
+    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+        start = time.perf_counter()
+        try:
+            result = self.request({"source": source, "device": device, "name": name, "seed": self.seed, "threads": self.threads}, timeout)
+        except WorkerDied as error:
+            return ProgramRun(kind, "error", message=str(error), seconds=time.perf_counter() - start)
         return _to_run(kind, result, time.perf_counter() - start)
 
     def _stderr_tail(self) -> str:
@@ -313,6 +363,69 @@ def uses_fork(isolation: str, device: str) -> bool:
     return isolation == "fork" or device == "cpu"
 
 
+class ProbeFailed(RuntimeError):
+    """The environment could not be read (other than torch missing)."""
+
+
+class Executor:
+    """Where programs run: fork-mode workers (started at once) and/or fresh interpreters.
+
+    ``probe()`` reads the environment in a child process too, so the verify
+    process itself never imports torch.
+    """
+
+    def __init__(self, *, jobs: int = 2, seed: int = 0, threads: int = 1, isolation: str = "auto", devices: Sequence[str] = ("cpu",)) -> None:
+        self.jobs, self.seed, self.threads, self.isolation = max(1, jobs), seed, threads, isolation
+        self._idle: queue.Queue[ForkWorker] = queue.Queue()
+        self._workers: list[ForkWorker] = []
+        if any(uses_fork(isolation, device) for device in devices):
+            for _ in range(self.jobs):
+                worker = ForkWorker(seed, threads)
+                worker.start()
+                self._workers.append(worker)
+                self._idle.put(worker)
+
+    def probe(self, timeout: float = 300.0) -> dict[str, Any]:
+        """The environment; raises TorchMissing or ProbeFailed."""
+        from torchcopy_lint.runtime.environment import TorchMissing
+
+        if self._workers:
+            worker = self._idle.get()
+            try:
+                result = worker.request({"probe": True}, timeout)
+            except WorkerDied as error:
+                result = {"status": "error", "message": str(error)}
+            finally:
+                self._idle.put(worker)
+        else:
+            result, _seconds = _spawn(["--probe"], "", timeout, self.seed, self.threads)
+        if result.get("status") == "ok":
+            return dict(result["environment"])
+        if result.get("status") == "torch-missing":
+            raise TorchMissing(str(result.get("message")))
+        raise ProbeFailed(f"cannot read the torch environment: {result.get('message')}")
+
+    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+        if self._workers and uses_fork(self.isolation, device):
+            worker = self._idle.get()
+            try:
+                return worker.run(source, device, name, kind, timeout)
+            finally:
+                self._idle.put(worker)
+        return run_program(source, device, name, kind, timeout=timeout, seed=self.seed, threads=self.threads)
+
+    def close(self) -> None:
+        kill_running()
+        for worker in self._workers:
+            worker.close()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun) -> tuple[str, str]:
     """The verdict for one claim pair on one device, and its evidence in one line."""
     runs = (("claim", flagged), ("fixed", fixed))
@@ -354,17 +467,15 @@ def verify(
     devices: Sequence[str],
     unavailable: dict[str, str] | None = None,
     *,
+    executor: Executor | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    jobs: int = 2,
-    seed: int = 0,
     check_static: bool = True,
-    isolation: str = "auto",
     progress: Callable[[str], None] | None = None,
 ) -> list[Cell]:
     """Every rule's claims on every device: one Cell per rule and device, in rule then device order.
 
     ``unavailable`` maps a device to the reason it cannot run (its cells are skipped
-    without starting anything).
+    without starting anything). Without an ``executor``, one is made (and closed) here.
     """
     unavailable = unavailable or {}
     statics: dict[tuple[str, int], StaticView | None] = {}
@@ -380,34 +491,34 @@ def verify(
         if device not in unavailable
         for kind in ("claim", "claim-fixed")
     ]
-
-    local = threading.local()
-    workers: list[ForkWorker] = []
-    workers_lock = threading.Lock()
+    own = executor is None and bool(tasks)
+    if own:
+        executor = Executor(devices=[device for device in devices if device not in unavailable])
 
     def work(task: tuple[ClaimPair, str, str]) -> ProgramRun:
         pair, device, kind = task
         example = pair.flagged if kind == "claim" else pair.fixed
-        name = f"{pair.code}-{kind}-{pair.index}"
-        if uses_fork(isolation, device):
-            worker = getattr(local, "worker", None)
-            if worker is None:
-                worker = local.worker = ForkWorker(seed)
-                with workers_lock:
-                    workers.append(worker)
-            run = worker.run(example.source, device, name, kind, timeout)
-        else:
-            run = run_program(example.source, device, name, kind, timeout=timeout, seed=seed)
+        assert executor is not None
+        run = executor.run(example.source, device, f"{pair.code}-{kind}-{pair.index}", kind, timeout)
         if progress is not None:
             progress(f"{pair.code} claim {pair.index} {kind} on {device}: {run.status} ({run.seconds:.1f} s)")
         return run
 
+    finished: dict[tuple[ClaimPair, str, str], ProgramRun] = {}
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            finished = dict(zip(tasks, pool.map(work, tasks)))
+        if tasks:
+            assert executor is not None
+            pool = ThreadPoolExecutor(max_workers=executor.jobs)
+            try:
+                finished = dict(zip(tasks, pool.map(work, tasks)))
+            except BaseException:  # Ctrl-C: stop every program now instead of waiting for their timeouts
+                pool.shutdown(wait=False, cancel_futures=True)
+                executor.close()
+                raise
+            pool.shutdown()
     finally:
-        for worker in workers:
-            worker.close()
+        if own and executor is not None:
+            executor.close()
 
     cells = []
     for rule in rules:

@@ -7,6 +7,7 @@ and consults the result cache.
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import sys
@@ -74,6 +75,35 @@ def _rules_for(codes: Iterable[str]) -> list[Rule]:
     return [rules[code] for code in sorted(codes) if code in rules]
 
 
+_PYTHON_RECURSION_LIMIT = 1000  # the interpreter's default: what `python file.py` accepts
+_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "parser stack overflow")
+
+
+def _refuse_too_deep(text: str, path: str) -> None:
+    """Refuse code nested deeper than Python itself accepts, before LibCST sees it.
+
+    LibCST's native parser overflows its stack (a segmentation fault that kills
+    the process and, in a worker, the whole run) or takes minutes on
+    expressions nested a few thousand deep. Python's own parser rejects those
+    with a SyntaxError or RecursionError at about a tenth of LibCST's cost.
+    Other syntax errors are left to LibCST, which also knows syntax newer than
+    the running interpreter.
+    """
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)  # the walker raises it; Python's own check scales with it
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        if any(reason in str(error.msg) for reason in _TOO_DEEP):
+            raise CannotCheck(f"syntax error at line {error.lineno}: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise CannotCheck("too deeply nested to parse") from None
+    except ValueError:
+        pass  # e.g. NUL bytes (already refused by decode); LibCST decides
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True) -> list[Finding]:
     """All findings for ``text`` (already decoded), sorted by position.
 
@@ -84,6 +114,7 @@ def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool 
     rules = _rules_for(codes)
     if not rules or not any(trigger in text for rule in rules for trigger in rule.checker.triggers):
         return []
+    _refuse_too_deep(text, path)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,9 +122,14 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
                     candidate = current / name
                     if not _matches(candidate, patterns, root):
                         try:
-                            candidate.stat()  # a link loop or dangling link: report it here, once
+                            info = candidate.stat()  # a link loop or dangling link: report it here, once
                         except OSError as error:
                             fail(str(candidate), error)
+                            continue
+                        if not stat.S_ISREG(info.st_mode):
+                            # A FIFO or socket named *.py would block the read forever.
+                            # (Named explicitly it is read: `torchcopy-lint <(cmd)`.)
+                            errors.append(FileError(str(candidate), "not a regular file"))
                             continue
                         add(candidate)
     return Discovery(files, errors)

@@ -10,6 +10,7 @@ rule's executable examples::
     ```python ok             a near miss: no finding
     ```python claim          the hazard, run with real torch by `verify` (also flagged at its markers)
     ```python claim-fixed    the corrected program: clean, and it must behave
+    ```python autofixed      exactly what ``--fix`` makes of the first ``flagged`` block
 
 The tests, ``--explain``, the generated docs and ``verify`` all read these files.
 """
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed")
+EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed", "autofixed")
+# none: no mechanical fix; safe: --fix applies it; unsafe: only with --unsafe-fixes.
+FIX_CLASSES = ("none", "safe", "unsafe")
 REQUIRED_KEYS = ("code", "name", "default", "summary", "message")
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Claim")
 # The last section of a rule file: more flagged/ok blocks (surface forms and near
@@ -104,6 +107,9 @@ def parse_rule_file(path: Path) -> RuleSpec:
         raise CatalogueError(f"{path}: front matter lacks {', '.join(missing)}")
     if meta["default"] not in ("on", "off"):
         raise CatalogueError(f"{path}: 'default' must be 'on' or 'off'")
+    meta["fix"] = (meta.get("fix") or "none").split()[0]  # "none yet" reads as "none"
+    if meta["fix"] not in FIX_CLASSES:
+        raise CatalogueError(f"{path}: 'fix' must be one of {', '.join(FIX_CLASSES)}")
     expected_name = f"{meta['code']}-{meta['name']}.md"
     if path.name != expected_name:
         raise CatalogueError(f"{path}: file name must be {expected_name}")

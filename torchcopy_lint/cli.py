@@ -58,6 +58,10 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", type=Path, default=None, help="pyproject.toml to read instead of searching for one")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
     parser.add_argument("--stdin-filename", default=None, help="the name to report and configure stdin input under")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes, writing files atomically")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
+    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
+    parser.add_argument("--fix-only", action="store_true", help="apply fixes, do not report what remains (implies --fix)")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--version", action="version", version=f"torchcopy-lint {__version__}")
     return parser
@@ -141,6 +145,8 @@ def run_check(argv: Sequence[str]) -> int:
         found = discover(paths, excludes, settings.root, force_exclude=args.force_exclude)
         errors.extend(found.errors)
         jobs = [Job(path, _per_file_codes(str(path), codes, settings)) for path in found.files]
+        if args.fix or args.fix_only or args.diff:
+            return _run_fixes(args, jobs, errors)
         cache = None
         if not args.no_cache:
             cache_dir = args.cache_dir or settings.root / CACHE_DIR_NAME
@@ -163,6 +169,35 @@ def run_check(argv: Sequence[str]) -> int:
     if errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError]) -> int:
+    """``--fix`` / ``--fix-only`` / ``--diff``: fix files (or show how), then report what remains."""
+    from torchcopy_lint.fixes.apply import FixJob, fix_paths
+
+    write = not args.diff
+    results = fix_paths([FixJob(job.path, job.codes, args.unsafe_fixes, write) for job in jobs], args.jobs or default_jobs())
+    errors = errors + [FileError(result.path, result.error) for result in results if result.error]
+    remaining = sorted(finding for result in results for finding in result.remaining)
+    fixed = sum(result.fixed_count for result in results)
+    out = sys.stdout
+    if args.diff:
+        out.write("".join(result.diff for result in results))
+    elif not args.fix_only:
+        out.write(statistics(remaining) if args.statistics else FORMATTERS[args.format](remaining))
+    for error in errors:
+        print(error, file=sys.stderr)
+    if not args.quiet and args.format == "text":
+        verb = "Would fix" if args.diff else "Fixed"
+        files = sum(1 for result in results if result.diff)
+        print(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.", file=sys.stderr if args.diff else out)
+    if errors:
+        return EXIT_ERROR
+    if args.diff:
+        return EXIT_FINDINGS if any(result.diff for result in results) else EXIT_CLEAN
+    if remaining and not args.fix_only and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -13,6 +14,9 @@ from torchcopy_lint.analysis.tensors import TensorInference
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.walker import Walker
 
+if TYPE_CHECKING:
+    from torchcopy_lint.fixes.model import Fix
+
 
 @dataclass
 class RawFinding:
@@ -22,6 +26,7 @@ class RawFinding:
     message: str
     node: cst.CSTNode
     statement_index: int
+    fix: "Fix | None" = None
 
 
 class FileContext:
@@ -55,11 +60,20 @@ class FileContext:
         assert self.walker is not None
         return self.walker.parent
 
-    def report(self, node: cst.CSTNode, code: str, message: str) -> None:
+    @property
+    def top_statement(self) -> cst.CSTNode | None:
+        """The top-level statement being walked (None at module level itself)."""
         parents = self.parents
-        top = parents[1] if len(parents) > 1 else node
+        return parents[1] if len(parents) > 1 else None
+
+    def report(self, node: cst.CSTNode, code: str, message: str, fix: "Fix | None" = None, *, top: cst.CSTNode | None = None) -> None:
+        """Report ``node``. A decision deferred past the node (to a later use, the end of a
+        loop) passes ``top``: the :attr:`top_statement` recorded when the node was walked."""
+        parents = self.parents
+        if top is None:
+            top = parents[1] if len(parents) > 1 else node
         index = _index_of(self.module.body, top)
-        self.findings.append(RawFinding(code, message, node, index))
+        self.findings.append(RawFinding(code, message, node, index, fix))
 
 
 def _index_of(body: object, statement: cst.CSTNode) -> int:

@@ -12,10 +12,11 @@ import io
 import os
 import sys
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 
@@ -28,6 +29,8 @@ from torchcopy_lint.registry import Rule, all_rules
 from torchcopy_lint.walker import Walker
 
 _RECURSION_LIMIT = 20_000
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class CannotCheck(Exception):
@@ -73,6 +76,21 @@ def decode(data: bytes) -> str:
 def _rules_for(codes: Iterable[str]) -> list[Rule]:
     rules = all_rules()
     return [rules[code] for code in sorted(codes) if code in rules]
+
+
+def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext:
+    """Run the shared analyses and the rules' checkers over ``module`` in one walk."""
+    ctx = FileContext(path, module)
+    checkers = [rule.checker(ctx, rule.spec) for rule in rules]
+    walker = Walker([*ctx.participants, *checkers])
+    ctx.walker = walker
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    try:
+        walker.walk(module)
+    except RecursionError:
+        raise CannotCheck("too deeply nested to analyse") from None
+    return ctx
 
 
 _PYTHON_RECURSION_LIMIT = 1000  # the interpreter's default: what `python file.py` accepts
@@ -121,16 +139,7 @@ def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool 
         raise CannotCheck(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message.splitlines()[0] if error.message else 'invalid syntax'}") from None
     except RecursionError:
         raise CannotCheck("too deeply nested to parse") from None
-    ctx = FileContext(path, module)
-    checkers = [rule.checker(ctx, rule.spec) for rule in rules]
-    walker = Walker([*ctx.participants, *checkers])
-    ctx.walker = walker
-    if sys.getrecursionlimit() < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
-    try:
-        walker.walk(module)
-    except RecursionError:
-        raise CannotCheck("too deeply nested to analyse") from None
+    ctx = analyse(module, path, rules)
     if not ctx.findings:
         return []
     spans = locate(module, [(raw.node, raw.statement_index) for raw in ctx.findings])
@@ -190,6 +199,14 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def map_parallel(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """``[function(item) for item in items]``, over worker processes when it pays off."""
+    if workers > 1 and len(items) >= 2 * workers:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(function, items, chunksize=max(1, min(16, len(items) // (workers * 8)))))
+    return [function(item) for item in items]
+
+
 def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | None = None) -> list[FileResult]:
     """Check every job, in parallel when it pays off, reusing cached results."""
     results: list[FileResult | None] = [None] * len(jobs_list)
@@ -200,12 +217,7 @@ def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | Non
             results[index] = FileResult(str(job.path), cached, cached=True)
         else:
             pending.append(index)
-    todo = [jobs_list[index] for index in pending]
-    if workers > 1 and len(todo) >= 2 * workers:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            fresh = list(pool.map(_run_job, todo, chunksize=max(1, min(16, len(todo) // (workers * 8)))))
-    else:
-        fresh = [_run_job(job) for job in todo]
+    fresh = map_parallel(_run_job, [jobs_list[index] for index in pending], workers)
     for index, result in zip(pending, fresh):
         results[index] = result
         if cache is not None and result.error is None:

@@ -37,6 +37,15 @@ class GradModeTracker:
     def disabled(self) -> bool:
         return self._stack[-1]
 
+    @property
+    def outer_disabled(self) -> bool:
+        """The mode just outside the innermost region (``with`` block, function or lambda).
+
+        Read on entering a lambda, it says whether the code around it had grad off: a
+        lambda is often called right there (``model.apply(lambda m: ...)``).
+        """
+        return self._stack[-2] if len(self._stack) > 1 else False
+
     def mode_of(self, expr: cst.BaseExpression) -> bool | None:
         """True if ``expr`` disables grad, False if it enables it, None if neither."""
         assert self.names is not None

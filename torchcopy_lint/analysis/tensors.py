@@ -65,6 +65,11 @@ TENSOR_ONLY_METHODS = frozenset(
 )
 # Methods whose result is cut off from autograd (no grad evidence survives them).
 GRAD_CUTTING_METHODS = frozenset({"detach", "item", "tolist", "numpy", "data_ptr", "numel", "size", "dim"})
+# Methods that always return a view of their receiver (an in-place write to the
+# result writes to the receiver).
+VIEW_METHODS = frozenset(
+    "view view_as narrow select t transpose permute squeeze unsqueeze expand expand_as diagonal unflatten movedim as_strided unfold".split()
+)
 PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 MODULE_LIKE_NAMES = frozenset({"model", "net", "module", "network", "encoder", "decoder", "backbone", "generator", "discriminator", "policy", "critic", "actor"})
 NOT_TENSOR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "list", "dict", "set", "tuple", "range", "enumerate", "zip", "sorted", "repr", "type", "id", "hash", "isinstance", "getattr", "print", "open", "round", "sum", "min", "max", "abs"})
@@ -307,6 +312,59 @@ class TensorInference:
             if evidence is None and _is_loss_name(name) and isinstance(binding.value, cst.Call) and _method_name(binding.value) not in GRAD_CUTTING_METHODS:
                 return "a loss"
             return evidence
+        return None
+
+    def leaf_grad_evidence(self, expr: cst.BaseExpression, _depth: int = 0) -> str | None:
+        """Why ``expr`` is a leaf that requires grad (or a view of one), or None.
+
+        Only leaves count: an nn.Parameter, a torch call with ``requires_grad=True``,
+        ``x.requires_grad_()``, an element of ``.parameters()`` / ``named_parameters()``,
+        ``.weight`` / ``.bias`` (in a torch file). Results of arithmetic, of tensor
+        methods that copy, of module calls and losses are not leaves; ``.data`` and
+        ``.grad`` are not the leaf. Subscripts and view methods (``w[0]``, ``w.view(-1)``)
+        of a leaf keep its evidence: writing to them in place fails the same way.
+        """
+        if _depth > _MAX_DEPTH:
+            return None
+        depth = _depth + 1
+        if isinstance(expr, cst.Name):
+            binding = self._scopes.lookup(expr.value)
+            if binding is None:
+                return None
+            if binding.kind == "param":
+                annotated = binding.annotation is not None and self._names.torch_qualname(binding.annotation) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+                return "an nn.Parameter" if annotated else None
+            if binding.kind in ("for", "comprehension") and binding.value is not None:
+                iterable, index = binding.value, binding.index
+                if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "enumerate" and iterable.args and index == 1:
+                    iterable, index = iterable.args[0].value, None
+                method = _method_name(iterable)
+                if (method == "parameters" and index is None) or (method == "named_parameters" and index == 1):
+                    return f"an element of .{method}()"
+                return None
+            if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
+                return self.leaf_grad_evidence(binding.value, depth)
+            return None
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in PARAMETER_ATTRIBUTES and self._names.imports_torch:
+                return f"a parameter (.{expr.attr.value})"
+            return None
+        if isinstance(expr, cst.Subscript):
+            # Advanced indexing (a tensor or list index) copies: the result is no view.
+            if any(isinstance(element.slice, cst.Index) and (isinstance(element.slice.value, cst.List) or self.kind(element.slice.value) is YES) for element in expr.slice):
+                return None
+            return self.leaf_grad_evidence(expr.value, depth)
+        if isinstance(expr, cst.Call):
+            callee = self._names.torch_qualname(expr.func)
+            if callee in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return self._call_grad(expr, depth)
+            if callee is not None:
+                return "requires_grad=True" if _is_true(_keyword(expr, "requires_grad")) else None
+            method = _method_name(expr)
+            if method == "requires_grad_":
+                return None if expr.args and _is_false(expr.args[0].value) else "requires_grad_()"
+            if method in VIEW_METHODS:
+                return self.leaf_grad_evidence(expr.func.value, depth)  # type: ignore[attr-defined]
         return None
 
     def _is_parameter_constructor(self, expr: cst.BaseExpression) -> bool:

@@ -63,6 +63,30 @@ class TorchNames:
             return name
         return None
 
+    def torch_qualname_candidates(self, expr: cst.BaseExpression) -> frozenset[str]:
+        """Every torch name ``expr`` may refer to.
+
+        Like :meth:`torch_qualname`, but a conditional alias contributes both branches:
+        after ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``,
+        ``Tensor`` gives ``{"torch.cuda.FloatTensor", "torch.FloatTensor"}``. Either
+        branch may be a non-torch name; only the torch ones are returned.
+        """
+        return frozenset(name for name in self._candidates(expr, 0) if name == "torch" or name.startswith("torch."))
+
+    def _candidates(self, expr: cst.BaseExpression, depth: int) -> frozenset[str]:
+        if depth > _MAX_ALIAS_DEPTH:
+            return frozenset()
+        if isinstance(expr, cst.IfExp):
+            return self._candidates(expr.body, depth + 1) | self._candidates(expr.orelse, depth + 1)
+        if isinstance(expr, cst.Name):
+            binding = self._scopes.lookup(expr.value)
+            if binding is not None and binding.kind == "assign" and isinstance(binding.value, (cst.IfExp, cst.Name, cst.Attribute)):
+                return self._candidates(binding.value, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return frozenset(f"{base}.{expr.attr.value}" for base in self._candidates(expr.value, depth))
+        name = self.qualname(expr)
+        return frozenset((name,)) if name is not None else frozenset()
+
     def is_torch(self, expr: cst.BaseExpression, *names: str) -> bool:
         """Whether ``expr`` is one of the given torch names (``"torch.no_grad"``, ...)."""
         return self.torch_qualname(expr) in names

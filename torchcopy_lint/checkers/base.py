@@ -18,6 +18,7 @@ import libcst as cst
 
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.context import FileContext
+from torchcopy_lint.fixes.model import Fix
 
 
 class _Blank(dict):  # type: ignore[type-arg]
@@ -33,7 +34,10 @@ class Checker:
         self.ctx = ctx
         self.spec = spec
 
-    def report(self, node: cst.CSTNode, **details: str) -> None:
-        """Report ``node``; ``details`` fill the ``{placeholders}`` of the catalogue message."""
+    def report(self, node: cst.CSTNode, fix: Fix | None = None, **details: str) -> None:
+        """Report ``node``; ``details`` fill the ``{placeholders}`` of the catalogue message.
+
+        ``fix`` (see torchcopy_lint/fixes/) is what ``--fix`` may apply.
+        """
         message = self.spec.message.format_map(_Blank(details)) if details else self.spec.message
-        self.ctx.report(node, self.code, message)
+        self.ctx.report(node, self.code, message, fix)

@@ -7,7 +7,8 @@ import libcst as cst
 from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
-
+from torchcopy_lint.fixes.builders import current_statement, method_call, wrap_in_no_grad
+from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Trailing-underscore methods that change flags or placement, not values.
 NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
@@ -20,6 +21,15 @@ def _data_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return expr.value
     return None
+
+
+def _without_data(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``X.data[i]`` -> ``X[i]``; ``X.data`` -> ``X``."""
+    if isinstance(expr, cst.Subscript):
+        return expr.with_changes(value=_without_data(expr.value))
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+        return expr.value
+    return expr
 
 
 class DataMutation(Checker):
@@ -36,19 +46,44 @@ class DataMutation(Checker):
         # tensor API; accept an unknown owner in a file that uses torch.
         return inplace_call and kind is MAYBE and self.ctx.names.imports_torch
 
+    def _fix(self, node: cst.CSTNode, statement: cst.BaseSmallStatement, applicability: str) -> Fix | None:
+        """The same write on the tensor itself, under ``torch.no_grad()``.
+
+        Already inside a no-grad region, dropping ``.data`` is enough; otherwise the
+        statement is wrapped, which only works for a statement on its own line.
+        """
+        if self.ctx.grad.disabled:
+            return Fix(applicability, ((node, statement),))
+        line = current_statement(self.ctx, node)
+        if line is None:
+            return None
+        wrapped, imports = wrap_in_no_grad(self.ctx, line, statement)
+        return Fix(applicability, ((line, wrapped),), imports)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and is_inplace_method(func.attr.value)) or func.attr.value in NON_VALUE_INPLACE:
             return
         owner = _data_owner(func.value)
-        if owner is not None and self._owner_is_tensor(owner, inplace_call=True):
-            self.report(node, target=code_of(owner), operation=f".{func.attr.value}(...)")
+        if owner is None or not self._owner_is_tensor(owner, inplace_call=True):
+            return
+        fixed_call = node.with_changes(func=func.with_changes(value=_without_data(func.value)))
+        if self.ctx.grad.disabled:
+            fix = Fix(SAFE, ((node, fixed_call),))
+        else:
+            line = current_statement(self.ctx, node)
+            fix = None
+            if line is not None:
+                wrapped, imports = wrap_in_no_grad(self.ctx, line, cst.Expr(value=fixed_call))
+                fix = Fix(SAFE, ((line, wrapped),), imports)
+        self.report(node, fix=fix, target=code_of(owner), operation=f".{func.attr.value}(...)")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         owner = _data_owner(node.target)
         if owner is not None and self._owner_is_tensor(owner, inplace_call=False):
             operator = code_of(node.operator).strip()
-            self.report(node, target=code_of(owner), operation=f" {operator} ...")
+            fix = self._fix(node, node.with_changes(target=_without_data(node.target)), SAFE)
+            self.report(node, fix=fix, target=code_of(owner), operation=f" {operator} ...")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -56,6 +91,14 @@ class DataMutation(Checker):
             if owner is None or not self._owner_is_tensor(owner, inplace_call=False):
                 continue
             if isinstance(target.target, cst.Subscript):
-                self.report(node, target=code_of(owner), operation="[...] = ...")
+                fix = None
+                if len(node.targets) == 1:
+                    fix = self._fix(node, node.with_changes(targets=[target.with_changes(target=_without_data(target.target))]), SAFE)
+                self.report(node, fix=fix, target=code_of(owner), operation="[...] = ...")
             else:
-                self.report(node, target=code_of(owner), operation=".copy_(...)")
+                # ``p.data = t`` may change shape, dtype or device; ``p.copy_(t)`` cannot:
+                # offered only as an unsafe fix.
+                fix = None
+                if len(node.targets) == 1 and self.ctx.tensors.kind(node.value) is YES:
+                    fix = self._fix(node, cst.Expr(value=method_call(owner, "copy_", (cst.Arg(node.value),))), UNSAFE)
+                self.report(node, fix=fix, target=code_of(owner), operation=".copy_(...)")

@@ -1,0 +1,166 @@
+"""Unit tests of the shared analyses (torchcopy_lint/analysis/), queried mid-walk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+import pytest
+
+from torchcopy_lint.context import FileContext
+from torchcopy_lint.walker import Walker
+
+
+def probe(source: str, query: Callable[[FileContext, cst.BaseExpression], object]) -> list[object]:
+    """Walk ``source``; at every ``probe(expr)`` call record ``query(ctx, expr)`` there."""
+    module = cst.parse_module(source)
+    ctx = FileContext("probe.py", module)
+    answers: list[object] = []
+
+    class Probe:
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "probe":
+                answers.append(query(ctx, node.args[0].value))
+
+    walker = Walker([*ctx.participants, Probe()])
+    ctx.walker = walker
+    walker.walk(module)
+    return answers
+
+
+# -- TorchNames.torch_qualname_candidates (TCL006) ------------------------------------
+
+def _candidates(ctx: FileContext, expr: cst.BaseExpression) -> set[str]:
+    return set(ctx.names.torch_qualname_candidates(expr))
+
+
+def test_candidates_follow_conditional_alias() -> None:
+    source = """
+import torch
+cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+T = Tensor
+probe(Tensor)
+probe(T)
+probe(torch.cuda.LongTensor if cuda else torch.LongTensor)
+def f():
+    probe(Tensor)
+"""
+    both = {"torch.cuda.FloatTensor", "torch.FloatTensor"}
+    assert probe(source, _candidates) == [both, both, {"torch.cuda.LongTensor", "torch.LongTensor"}, both]
+
+
+def test_candidates_plain_names_and_imports() -> None:
+    source = """
+import torch as th
+from torch import FloatTensor as FT
+import numpy as np
+probe(th.Tensor)
+probe(FT)
+probe(np.ndarray)
+maker = th.zeros if True else np.zeros
+probe(maker)
+probe(unknown)
+"""
+    assert probe(source, _candidates) == [{"torch.Tensor"}, {"torch.FloatTensor"}, set(), {"torch.zeros"}, set()]
+
+
+def test_candidates_respect_shadowing() -> None:
+    source = """
+import torch
+Tensor = torch.cuda.FloatTensor if x else torch.FloatTensor
+def f(Tensor, torch):
+    probe(Tensor)
+    probe(torch.Tensor)
+"""
+    assert probe(source, _candidates) == [set(), set()]
+
+
+# -- TensorInference.leaf_grad_evidence (TCL007) ---------------------------------------
+
+def _leaf(ctx: FileContext, expr: cst.BaseExpression) -> str | None:
+    return ctx.tensors.leaf_grad_evidence(expr)
+
+
+@pytest.mark.parametrize(
+    ("setup", "expr", "expected"),
+    [
+        ("w = torch.nn.Parameter(torch.zeros(3))", "w", "an nn.Parameter"),
+        ("w = nn.Parameter(torch.zeros(3), requires_grad=False)", "w", None),
+        ("w = nn.Parameter(torch.zeros(3), False)", "w", None),
+        ("w = torch.randn(3, requires_grad=True)", "w", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=False)", "w", None),
+        ("w = torch.randn(3)", "w", None),
+        ("w = torch.zeros(3).requires_grad_()", "w", "requires_grad_()"),
+        ("w = torch.zeros(3).requires_grad_(False)", "w", None),
+        ("w = torch.randn(3, requires_grad=True)", "w[0]", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=True)", "w[1:, 0]", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=True)", "w.view(-1)", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=True)", "w.t()", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=True)\nrow = w[0]", "row", "requires_grad=True"),
+        ("w = torch.randn(3, requires_grad=True)\ni = torch.tensor([0])", "w[i]", None),
+        ("w = torch.randn(3, requires_grad=True)", "w[[0, 1]]", None),
+        ("w = torch.randn(3, requires_grad=True)", "w * 2", None),
+        ("w = torch.randn(3, requires_grad=True)", "w.clone()", None),
+        ("w = torch.randn(3, requires_grad=True)", "w.detach()", None),
+        ("w = torch.randn(3, requires_grad=True)", "w.cuda()", None),
+        ("w = torch.randn(3, requires_grad=True)", "w.grad", None),
+        ("w = torch.randn(3, requires_grad=True)", "w.data", None),
+        ("w = torch.randn(3, requires_grad=True)\nw = w * 2", "w", None),
+        ("", "layer.weight", "a parameter (.weight)"),
+        ("", "self.fc.bias", "a parameter (.bias)"),
+        ("", "layer.weight.grad", None),
+        ("", "layer.weight.data", None),
+        ("", "model(x)", None),
+    ],
+)
+def test_leaf_grad_evidence(setup: str, expr: str, expected: str | None) -> None:
+    source = f"import torch\nimport torch.nn as nn\n{setup}\nprobe({expr})\n"
+    assert probe(source, _leaf) == [expected]
+
+
+def test_leaf_grad_evidence_loops_and_parameters() -> None:
+    source = """
+import torch
+import torch.nn as nn
+for p in model.parameters():
+    probe(p)
+for name, p in model.named_parameters():
+    probe(p)
+    probe(name)
+for i, p in enumerate(model.parameters()):
+    probe(p)
+for b in model.buffers():
+    probe(b)
+def f(w: nn.Parameter, v: torch.Tensor):
+    probe(w)
+    probe(v)
+"""
+    assert probe(source, _leaf) == [
+        "an element of .parameters()",
+        "an element of .named_parameters()",
+        None,
+        "an element of .parameters()",
+        None,
+        "an nn.Parameter",
+        None,
+    ]
+
+
+def test_leaf_grad_evidence_needs_torch_for_weight() -> None:
+    assert probe("probe(layer.weight)\n", _leaf) == [None]
+
+
+# -- GradModeTracker.outer_disabled (TCL007's lambdas) ----------------------------------
+
+def test_outer_disabled_around_lambda() -> None:
+    source = """
+import torch
+f = lambda: probe(1)
+with torch.no_grad():
+    g = lambda: probe(2)
+    with torch.enable_grad():
+        h = lambda: probe(3)
+"""
+    answers = probe(source, lambda ctx, expr: (ctx.grad.disabled, ctx.grad.outer_disabled))
+    assert answers == [(False, False), (False, True), (False, False)]

@@ -1,0 +1,90 @@
+"""TCL007 leaf-inplace: in-place update of a leaf that requires grad, outside no_grad.
+
+See rules/TCL007-leaf-inplace.md.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
+from torchcopy_lint.analysis.tensors import YES
+from torchcopy_lint.catalogue import RuleSpec
+from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.context import FileContext
+
+# Trailing-underscore methods that change flags or placement, not values (allowed on a leaf).
+NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "detach_"})
+
+
+class LeafInplace(Checker):
+    code = "TCL007"
+    # Every finding needs leaf evidence, which needs one of these words.
+    triggers = ("requires_grad", "arameter", ".weight", ".bias")
+
+    def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
+        super().__init__(ctx, spec)
+        # Per enclosing lambda: was grad off around it? (The shared analysis starts a
+        # lambda with grad on; one inside no_grad is usually called right there.)
+        self._lambda_outer: list[bool] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        inherited = self._lambda_outer[-1] if self._lambda_outer else False
+        self._lambda_outer.append(self.ctx.grad.outer_disabled or inherited)
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self._lambda_outer.pop()
+
+    def _grad_off(self) -> bool:
+        if self.ctx.grad.disabled:
+            return True
+        # Inside a lambda (whose body cannot hold a with block or def): the mode around it.
+        return bool(self._lambda_outer) and self._lambda_outer[-1] and isinstance(self.ctx.scopes.enclosing_function(), cst.Lambda)
+
+    def _evidence(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> str | None:
+        """Evidence that ``target`` is a leaf requiring grad, when it should be reported."""
+        if self._grad_off():
+            return None
+        evidence = self.ctx.tensors.leaf_grad_evidence(target)
+        if evidence is None:
+            return None
+        if value is not None and evidence.startswith("a parameter (.") and _root_is_self(target):
+            # ``self.weight += 0.1`` / ``self.weight[i] = w``: a module's own attribute may be a
+            # plain number or list; only a tensor being written in shows it is a tensor.
+            if self.ctx.tensors.kind(value) is not YES:
+                return None
+        return evidence
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if not is_inplace_method(method) or method in NON_VALUE_INPLACE:
+            return
+        evidence = self._evidence(func.value, None)
+        if evidence is not None:
+            self.report(node, target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        evidence = self._evidence(node.target, node.value)
+        if evidence is not None:
+            operator = code_of(node.operator).strip()
+            self.report(node, target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            item = target.target
+            if not isinstance(item, cst.Subscript):
+                continue
+            # Any index, basic or advanced: ``w[mask] = v`` writes to ``w`` itself.
+            evidence = self._evidence(item.value, node.value)
+            if evidence is not None:
+                self.report(node, target=code_of(item.value), operation="[...] = ...", evidence=evidence)
+                return
+
+
+def _root_is_self(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls")

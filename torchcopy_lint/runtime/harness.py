@@ -225,18 +225,50 @@ def _tail(log: Any, limit: int = 2000) -> str:
     return lines[-1][:limit] if lines else ""
 
 
+_CHILD: int | None = None  # the child running now, in fork mode
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the child gets SIGKILL if the worker dies (PR_SET_PDEATHSIG), so it cannot outlive it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the worker died before prctl took effect
+        os._exit(1)
+
+
+def _on_terminate(signum: int, frame: Any) -> None:
+    """SIGTERM to a worker: kill the running program (its whole process group) first, then exit."""
+    if _CHILD is not None:
+        _kill_group(_CHILD)
+    os._exit(128 + signum)
+
+
 def fork_call(function: Callable[[], dict[str, Any]], timeout: float) -> dict[str, Any]:
     """``function()`` in a forked child (own process group and directory, output captured), with a timeout."""
     read_end, write_end = os.pipe()
     workdir = tempfile.mkdtemp(prefix="torchcopy-verify-")
     with tempfile.TemporaryFile() as log:
         start = time.monotonic()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             try:
+                _die_with_parent(parent)
                 os.close(read_end)
                 if _REPLY_FD is not None:
                     os.close(_REPLY_FD)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 os.setsid()
                 os.chdir(workdir)
                 null = os.open(os.devnull, os.O_RDONLY)
@@ -251,16 +283,16 @@ def fork_call(function: Callable[[], dict[str, Any]], timeout: float) -> dict[st
                     payload = payload[os.write(write_end, payload):]
             finally:
                 os._exit(0)
+        global _CHILD
+        _CHILD = pid
         os.close(write_end)
         try:
             data, timed_out = _read_all(read_end, start + timeout)
         finally:
             os.close(read_end)
-            try:
-                os.killpg(pid, signal.SIGKILL)  # the program and anything it started
-            except (ProcessLookupError, PermissionError):
-                pass
+            _kill_group(pid)  # the program and anything it started
             _, status = os.waitpid(pid, 0)
+            _CHILD = None
             shutil.rmtree(workdir, ignore_errors=True)
         seconds = time.monotonic() - start
         if timed_out:
@@ -309,6 +341,7 @@ def serve() -> int:
     _REPLY_FD = os.dup(1)
     replies = os.fdopen(_REPLY_FD, "w", encoding="utf-8")
     os.dup2(2, 1)  # nothing but replies on the real stdout
+    signal.signal(signal.SIGTERM, _on_terminate)
     _preload()
     for line in sys.stdin:
         if not line.strip():

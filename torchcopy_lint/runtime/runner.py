@@ -328,14 +328,20 @@ class ForkWorker:
         return _last_line(self.stderr.read().decode("utf-8", "replace"))
 
     def close(self) -> None:
+        """Stop the worker and whatever program it runs (SIGTERM: it kills the program's group first)."""
         process, self.process = self.process, None
         if process is not None:
             try:
                 if process.stdin is not None:
                     process.stdin.close()
-                process.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
+            except OSError:
                 pass
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
             _kill(process)
             process.wait()
             if process.stdout is not None:
@@ -378,6 +384,7 @@ class Executor:
         self.jobs, self.seed, self.threads, self.isolation = max(1, jobs), seed, threads, isolation
         self._idle: queue.Queue[ForkWorker] = queue.Queue()
         self._workers: list[ForkWorker] = []
+        self.closed = False
         if any(uses_fork(isolation, device) for device in devices):
             for _ in range(self.jobs):
                 worker = ForkWorker(seed, threads)
@@ -406,6 +413,8 @@ class Executor:
         raise ProbeFailed(f"cannot read the torch environment: {result.get('message')}")
 
     def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+        if self.closed:
+            return ProgramRun(kind, "error", message="not run: verify was stopped")
         if self._workers and uses_fork(self.isolation, device):
             worker = self._idle.get()
             try:
@@ -415,6 +424,7 @@ class Executor:
         return run_program(source, device, name, kind, timeout=timeout, seed=self.seed, threads=self.threads)
 
     def close(self) -> None:
+        self.closed = True
         kill_running()
         for worker in self._workers:
             worker.close()

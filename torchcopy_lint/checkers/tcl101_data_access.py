@@ -1,0 +1,128 @@
+"""TCL101 data-access: any read of a tensor's ``.data`` (see rules/TCL101-data-access.md).
+
+Writes through ``.data`` (an assignment target, an augmented assignment, the
+receiver of an in-place ``*_`` method, directly or through ``[...]``) are
+TCL001's and are skipped here, so no line is reported twice.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, is_inplace_method
+from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_METHODS, TENSOR_ONLY_METHODS, YES
+from torchcopy_lint.catalogue import RuleSpec
+from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.context import FileContext
+
+# In-place methods that change flags, not values: TCL001 does not treat them as
+# writes, so a ``.data`` receiving them is a plain read.
+_FLAG_ONLY_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
+# Methods of a memoryview (numpy's ``arr.data``): calling them says nothing about tensors.
+_MEMORYVIEW_METHODS = frozenset({"tolist", "tobytes", "hex", "cast", "release", "toreadonly"})
+# Called on ``X.data``, these say that ``X.data`` is a tensor (in a file that imports torch).
+_TENSOR_USE_METHODS = (TENSOR_METHODS | TENSOR_ONLY_METHODS | frozenset(
+    """
+    numpy cpu item size dim numel data_ptr storage untyped_storage type_as new eq ne gt lt ge le
+    argmax argmin topk sort any all nonzero masked_select index_fill_ half float double long
+    """.split()
+)) - _MEMORYVIEW_METHODS
+# Read from ``X.data``, these attributes say that it is a tensor.
+_TENSOR_USE_ATTRIBUTES = frozenset({"device", "is_cuda", "grad", "requires_grad", "grad_fn", "is_leaf"})
+# Owners that are datasets/containers by convention: ``train_set.data`` is a dataset's storage.
+_CONTAINER_HINTS = ("dataset", "data_set", "loader", "batch")
+
+
+def _is_dataset_like(owner: cst.BaseExpression) -> bool:
+    text = _code_of(owner).lower()
+    last = text.rsplit(".", 1)[-1]
+    return any(hint in last for hint in _CONTAINER_HINTS) or last.endswith(("_set", "_ds")) or last in ("ds", "trainset", "testset", "valset")
+
+
+def code_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """Source text of ``node`` on one line, shortened for a message."""
+    text = " ".join(_code_of(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class DataAccess(Checker):
+    code = "TCL101"
+    triggers = (".data",)
+
+    def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
+        super().__init__(ctx, spec)
+        self._imports = 0
+
+    # ``from pkg.data import x`` holds an Attribute ``pkg.data`` that is no read.
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._imports += 1
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._imports -= 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != "data" or self._imports:
+            return
+        owner = node.value
+        if isinstance(owner, cst.Name) and owner.value in ("self", "cls"):
+            return  # ``self.data``: an attribute of an object, not Tensor.data
+        parents = self.ctx.parents
+        if self._is_write(node, parents):
+            return
+        parent = parents[-1] if parents else None
+        grandparent = parents[-2] if len(parents) > 1 else None
+        if self._owner_is_tensor(owner, node, parent, grandparent):
+            self.report(node, target=code_of(owner))
+
+    @staticmethod
+    def _is_write(node: cst.CSTNode, parents: list[cst.CSTNode]) -> bool:
+        """Whether ``node`` (an ``X.data``) is written through: TCL001's territory."""
+        child: cst.CSTNode = node
+        index = len(parents) - 1
+        # Items of ``.data`` (``X.data[i]``) are written through just the same.
+        while index >= 0 and isinstance(parents[index], cst.Subscript) and parents[index].value is child:  # type: ignore[attr-defined]
+            child = parents[index]
+            index -= 1
+        if index < 0:
+            return False
+        parent = parents[index]
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and parent.target is child:
+            return True
+        if isinstance(parent, cst.Del):
+            return True
+        if isinstance(parent, cst.Element) and index > 0 and isinstance(parents[index - 1], (cst.Tuple, cst.List)):
+            # ``a.data, b.data = ...``: an element of a tuple that is itself a target.
+            outer = index - 1
+            while outer > 0 and isinstance(parents[outer - 1], (cst.Element, cst.Tuple, cst.List)):
+                outer -= 1
+            holder = parents[outer - 1] if outer > 0 else None
+            return isinstance(holder, (cst.AssignTarget, cst.For)) and getattr(holder, "target", None) is parents[outer]
+        if isinstance(parent, cst.Attribute) and parent.value is child and index > 0:
+            call = parents[index - 1]
+            method = parent.attr.value
+            if isinstance(call, cst.Call) and call.func is parent and is_inplace_method(method) and method not in _FLAG_ONLY_INPLACE:
+                return True
+        return False
+
+    # -- is the owner a tensor? ---------------------------------------------------
+    def _owner_is_tensor(self, owner: cst.BaseExpression, node: cst.Attribute, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None) -> bool:
+        tensors = self.ctx.tensors
+        kind = tensors.kind(owner)
+        if kind is YES:
+            return True
+        if kind is not MAYBE or not self.ctx.names.imports_torch or _is_dataset_like(owner):
+            return False
+        if isinstance(owner, cst.Attribute) and owner.attr.value == "grad":
+            return True  # ``p.grad.data``: a gradient, in a file that uses torch
+        return self._clear_tensor_use(node, parent, grandparent) or tensors.grad_evidence(owner) is not None
+
+    def _clear_tensor_use(self, node: cst.Attribute, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None) -> bool:
+        """``X.data.clone()``, ``X.data.device``, ``torch.f(X.data)``: the use is a tensor's."""
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            name = parent.attr.value
+            if isinstance(grandparent, cst.Call) and grandparent.func is parent:
+                return name in _TENSOR_USE_METHODS
+            return name in _TENSOR_USE_ATTRIBUTES
+        if isinstance(parent, cst.Arg) and parent.value is node and isinstance(grandparent, cst.Call):
+            return self.ctx.names.callee(grandparent) is not None
+        return False

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from typing import Any
 
 RESULT_PREFIX = "@torchcopy-verify-result "
+_EVIDENCE_MAX = 4000
 
 
 class _Skip(BaseException):
@@ -69,7 +70,7 @@ class _Recorder:
             if not isinstance(value, bool):
                 raise ClaimProtocolError(f"observed(hazard=...) needs a bool, got {type(hazard).__name__}")
             hazard = value
-        self.result = {"status": "observed", "hazard": hazard, "evidence": _one_line(str(evidence))}
+        self.result = {"status": "observed", "hazard": hazard, "evidence": _one_line(str(evidence))[:_EVIDENCE_MAX]}
 
     @staticmethod
     def skip(reason: Any = "") -> None:

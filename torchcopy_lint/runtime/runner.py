@@ -51,7 +51,7 @@ CONFIRMED, REFUTED, SKIPPED, ERROR = "confirmed", "refuted", "skipped", "error"
 VERDICTS = (CONFIRMED, REFUTED, SKIPPED, ERROR)
 DEFAULT_TIMEOUT = 120.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-_EVIDENCE_LIMIT = 400
+_EVIDENCE_LIMIT = 300  # per program, in the one-line evidence (the JSON runs keep it whole)
 
 
 @dataclass(frozen=True)
@@ -446,9 +446,9 @@ def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramR
         return ERROR, "; ".join(errors)
     refutations = []
     if flagged.status == "observed" and not flagged.hazard:
-        refutations.append(f"claim observed no hazard: {flagged.evidence}")
+        refutations.append(f"claim observed no hazard: {_shorten(flagged.evidence)}")
     if fixed.status == "observed" and fixed.hazard:
-        refutations.append(f"fixed program observed the hazard: {fixed.evidence}")
+        refutations.append(f"fixed program observed the hazard: {_shorten(fixed.evidence)}")
     if static is not None and not static.agrees:
         refutations.append(static.describe())
     if refutations:
@@ -456,7 +456,7 @@ def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramR
     skips = [run.message for _label, run in runs if run.status == "skipped"]
     if skips:
         return SKIPPED, "; ".join(dict.fromkeys(skips))
-    evidence = f"claim: {flagged.evidence} | fixed: {fixed.evidence}"
+    evidence = f"claim: {_shorten(flagged.evidence)} | fixed: {_shorten(fixed.evidence)}"
     if static is not None:
         evidence += f" | {static.describe()}"
     return CONFIRMED, evidence
@@ -545,9 +545,9 @@ def verify(
                 fixed = finished[(pair, device, "claim-fixed")]
                 static = statics[(rule.code, pair.index)]
                 verdict, evidence = pair_verdict(static, flagged, fixed)
-                results.append(PairResult(pair.index, verdict, _shorten(evidence), static, (flagged, fixed)))
+                results.append(PairResult(pair.index, verdict, evidence, static, (flagged, fixed)))
             verdict, evidence = _combine(results)
-            cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, _shorten(evidence, 2 * _EVIDENCE_LIMIT), tuple(results)))
+            cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, evidence, tuple(results)))
     return cells
 
 

@@ -72,3 +72,29 @@ def names_read(node: cst.CSTNode) -> set[str]:
         else:
             pending.extend(iter_children(current))
     return found
+
+
+def writes_in_place(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` holds an in-place write to the plain name ``name``:
+    ``name.add_(...)``, ``name[i] = v``, ``name += v`` or ``out=name`` (cheap, approximate)."""
+    from torchcopy_lint.walker import iter_children
+
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Call):
+            func = current.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name and is_inplace_method(func.attr.value):
+                return True
+            out = keyword_arg(current, "out")
+            if out is not None and isinstance(out.value, cst.Name) and out.value.value == name:
+                return True
+        elif isinstance(current, cst.AugAssign) and isinstance(current.target, cst.Name) and current.target.value == name:
+            return True
+        elif isinstance(current, cst.Assign):
+            for target in current.targets:
+                inner = target.target
+                if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Name) and inner.value.value == name:
+                    return True
+        pending.extend(iter_children(current))
+    return False

@@ -80,7 +80,8 @@ class GradModeTracker:
         self._stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        state = False
+        # ``torch.autograd.Function.forward(ctx, ...)`` always runs with grad disabled.
+        state = _is_function_forward(node)
         for decorator in node.decorators:
             mode = self.mode_of(decorator.decorator)
             if mode is not None:
@@ -95,6 +96,17 @@ class GradModeTracker:
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
+
+
+def _is_function_forward(node: cst.FunctionDef) -> bool:
+    """``@staticmethod def forward(ctx, ...)``: a custom autograd Function's forward."""
+    params = node.params.posonly_params or node.params.params
+    return (
+        node.name.value == "forward"
+        and bool(params)
+        and params[0].name.value == "ctx"
+        and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+    )
 
 
 def _is_false(expr: cst.BaseExpression) -> bool:

@@ -70,6 +70,7 @@ class ScopeTracker:
     def __init__(self, grad_mode: "GradModeLike") -> None:
         self.scopes: list[Scope] = []
         self._grad = grad_mode
+        self._branches: dict[int, _Branch] = {}  # by id of the If, and of its orelse
 
     # -- queries -------------------------------------------------------------
     @property
@@ -192,6 +193,12 @@ class ScopeTracker:
 
     def _visit_comprehension(self, node: cst.CSTNode) -> None:
         self.scopes.append(Scope("comprehension", node))
+        # The element (``elt`` / ``key`` / ``value``) is walked before the ``for``
+        # clauses: bind their targets now so that ``[p.clone() for p in ...]`` sees ``p``.
+        clause = getattr(node, "for_in", None)
+        while isinstance(clause, cst.CompFor):
+            self.bind_target(clause.target, "comprehension", clause, clause.iter)
+            clause = clause.inner_for_in
 
     def _leave_comprehension(self, node: cst.CSTNode) -> None:
         self.scopes.pop()
@@ -199,8 +206,43 @@ class ScopeTracker:
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
     leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self.bind_target(node.target, "comprehension", node, node.iter)
+    # -- if / elif / else: a branch does not see the bindings of its sibling --
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_orelse(node)
+        branch = _Branch(self.current, dict(self.current.bindings), node_body=node.body)
+        self._branches[id(node)] = branch
+        if node.orelse is not None:
+            self._branches[id(node.orelse)] = branch
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._enter_orelse(node)
+
+    def _enter_orelse(self, node: cst.CSTNode) -> None:
+        """Entering an ``else`` / ``elif``: undo what the ``if`` body bound."""
+        branch = self._branches.pop(id(node), None)
+        if branch is None or branch.scope is not self.current:
+            return
+        body = branch.body = dict(branch.scope.bindings)
+        branch.body_ends = _ends_flow(branch.node_body)
+        _restore(branch.scope.bindings, body, branch.before)
+
+    def leave_If(self, node: cst.If) -> None:
+        branch = self._branches.pop(id(node), None)
+        if branch is None or branch.scope is not self.current:
+            return
+        bindings = branch.scope.bindings
+        if branch.body is None:  # no else: a body that returns binds nothing after the if
+            if _ends_flow(node.body):
+                _restore(bindings, dict(bindings), branch.before)
+            return
+        if branch.body_ends:
+            return  # only the else branch reaches the code after the if
+        if node.orelse is not None and _ends_flow(node.orelse.body):
+            _restore(bindings, dict(bindings), branch.body)  # only the if body does
+            return
+        for name, binding in branch.body.items():  # both do: the else wins where both bind
+            if binding is not branch.before.get(name) and bindings.get(name) is branch.before.get(name):
+                bindings[name] = binding
 
     def visit_For(self, node: cst.For) -> None:
         self.bind_target(node.target, "for", node, node.iter)
@@ -230,6 +272,42 @@ class ScopeTracker:
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self.bind(node.name.name.value, "except", node)
+
+
+@dataclass
+class _Branch:
+    """Bindings around one ``if`` statement (see ScopeTracker.visit_If)."""
+
+    scope: Scope
+    before: dict[str, Binding]
+    body: dict[str, Binding] | None = None
+    body_ends: bool = False
+    node_body: cst.BaseSuite | None = None
+
+
+def _restore(bindings: dict[str, Binding], current: dict[str, Binding], wanted: dict[str, Binding]) -> None:
+    """Make ``bindings`` agree with ``wanted`` for every name that differs in ``current``."""
+    for name in current.keys() | wanted.keys():
+        if wanted.get(name) is not current.get(name):
+            if name in wanted:
+                bindings[name] = wanted[name]
+            else:
+                bindings.pop(name, None)
+
+
+def _ends_flow(suite: cst.BaseSuite | None) -> bool:
+    """Whether a block always leaves through return / raise / continue / break."""
+    if suite is None:
+        return False
+    body = suite.body
+    if isinstance(suite, cst.IndentedBlock):
+        if not body:
+            return False
+        last = body[-1]
+        if not isinstance(last, cst.SimpleStatementLine):
+            return False
+        body = last.body
+    return bool(body) and isinstance(body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
 class GradModeLike:  # pragma: no cover - a typing stand-in, see grad_mode.GradModeTracker

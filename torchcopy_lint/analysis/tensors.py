@@ -100,8 +100,18 @@ class TensorInference:
         self._names = names
         self._pending: dict[int, Narrowing] = {}
         self._active: list[Narrowing] = []
+        self._narrowed_names: dict[int, Tensorness] = {}  # id(Name node) -> kind, from ``a if isinstance(x, T) else b``
 
     # -- walk participant: isinstance narrowing -----------------------------
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        narrowed = self._isinstance_test(node.test)
+        if narrowed is None:
+            return
+        name, kind = narrowed
+        for branch, branch_kind in ((node.body, kind), (node.orelse, NO if kind is YES else YES)):
+            for reference in _names_in(branch, name):
+                self._narrowed_names[id(reference)] = branch_kind
+
     def visit_If(self, node: cst.If) -> None:
         narrowed = self._isinstance_test(node.test)
         if narrowed is None:
@@ -147,7 +157,8 @@ class TensorInference:
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Comparison, cst.Lambda)):
             return NO
         if isinstance(expr, cst.Name):
-            return self._name_kind(expr.value, depth)
+            narrowed = self._narrowed_names.get(id(expr)) if self._narrowed_names else None
+            return narrowed if narrowed is not None else self._name_kind(expr.value, depth)
         if isinstance(expr, cst.Attribute):
             return self._attribute_kind(expr, depth)
         if isinstance(expr, cst.Call):
@@ -189,7 +200,7 @@ class TensorInference:
                 return YES
             return self.kind(binding.value, depth)
         if binding.kind in ("for", "comprehension") and binding.value is not None:
-            return self._element_kind(binding.value, binding.index)
+            return self._element_kind(binding.value, binding.index, depth)
         return MAYBE
 
     def _annotation_kind(self, annotation: cst.BaseExpression) -> Tensorness:
@@ -203,7 +214,7 @@ class TensorInference:
             return NO if isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "str", "bool", "list", "dict") else MAYBE
         return MAYBE
 
-    def _element_kind(self, iterable: cst.BaseExpression, index: int | None) -> Tensorness:
+    def _element_kind(self, iterable: cst.BaseExpression, index: int | None, depth: int = 0) -> Tensorness:
         """Kind of one element of a ``for`` iterable."""
         method = _method_name(iterable)
         if method in ("parameters", "buffers") and index is None:
@@ -211,7 +222,7 @@ class TensorInference:
         if method in ("named_parameters", "named_buffers") and index == 1:
             return YES
         if isinstance(iterable, (cst.List, cst.Tuple)) and iterable.elements and index is None:
-            kinds = {self.kind(element.value) for element in iterable.elements}
+            kinds = {self.kind(element.value, depth) for element in iterable.elements}
             return YES if kinds == {YES} else MAYBE
         return MAYBE
 
@@ -420,6 +431,21 @@ class TensorInference:
         if isinstance(func, cst.Attribute):
             return func.attr.value in MODULE_LIKE_NAMES and self._names.imports_torch
         return False
+
+
+def _names_in(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """Every ``Name`` node spelling ``name`` inside ``node`` (not inside a lambda)."""
+    from torchcopy_lint.walker import iter_children
+
+    found, pending = [], [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            if current.value == name:
+                found.append(current)
+        elif not isinstance(current, cst.Lambda):
+            pending.extend(iter_children(current))
+    return found
 
 
 def _method_name(expr: cst.BaseExpression) -> str | None:

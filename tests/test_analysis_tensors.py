@@ -1,0 +1,165 @@
+"""Unit tests of tensor inference and the scope / grad-mode facts it relies on, queried mid-walk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from torchcopy_lint.analysis.cst_helpers import writes_in_place
+from torchcopy_lint.analysis.tensors import MAYBE, NO, YES
+from torchcopy_lint.context import FileContext
+from torchcopy_lint.walker import Walker
+
+
+def probe(source: str, query: Callable[[FileContext, cst.BaseExpression], object]) -> list[object]:
+    """Walk ``source``; at every ``probe(expr)`` call record ``query(ctx, expr)`` there."""
+    module = cst.parse_module(source)
+    ctx = FileContext("probe.py", module)
+    answers: list[object] = []
+
+    class Probe:
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "probe":
+                answers.append(query(ctx, node.args[0].value))
+
+    walker = Walker([*ctx.participants, Probe()])
+    ctx.walker = walker
+    walker.walk(module)
+    return answers
+
+
+def kinds(source: str) -> list[object]:
+    return probe(source, lambda ctx, expr: ctx.tensors.kind(expr))
+
+
+def evidence(source: str) -> list[object]:
+    return probe(source, lambda ctx, expr: ctx.tensors.grad_evidence(expr))
+
+
+# -- comprehensions (TCL003) ----------------------------------------------------------
+
+def test_comprehension_element_sees_its_targets() -> None:
+    source = """
+import torch
+def f(model):
+    a = [probe(p) for p in model.parameters()]
+    b = {n: probe(p) for n, p in model.named_parameters()}
+    c = [probe(q) for row in model.groups() for q in row]
+"""
+    assert kinds(source) == [YES, YES, MAYBE]
+    assert evidence(source) == ["an element of .parameters()", "an element of .named_parameters()", None]
+
+
+def test_self_referencing_loop_iterable_does_not_recurse() -> None:
+    source = """
+import torch
+def f(a, b):
+    for a in [a, b]:
+        probe(a)
+    return [probe(a) for a in [a, b]]
+"""
+    assert kinds(source) == [MAYBE, MAYBE]
+
+
+# -- if / elif / else branches (TCL002) -----------------------------------------------
+
+def test_else_branch_does_not_see_the_if_body_binding() -> None:
+    source = """
+import torch
+def f(scales, cond):
+    if cond:
+        scales = torch.ones(3)
+    else:
+        probe(scales)
+    probe(scales)
+"""
+    # After the if: the body's binding (the else branch bound nothing).
+    assert kinds(source) == [MAYBE, YES]
+
+
+def test_elif_chain_isolates_each_branch() -> None:
+    source = """
+import torch
+def f(x, c):
+    if c == 0:
+        x = torch.ones(3)
+    elif c == 1:
+        probe(x)
+        x = [1]
+    else:
+        probe(x)
+"""
+    assert kinds(source) == [MAYBE, MAYBE]
+
+
+def test_a_branch_that_leaves_does_not_bind_after_the_if() -> None:
+    source = """
+import torch
+def f(mesh, group, kind):
+    if group is not None:
+        mesh = torch.ones(3)
+        return mesh
+    probe(mesh)
+    if kind:
+        t = torch.ones(2)
+    else:
+        raise ValueError(kind)
+    probe(t)
+    if kind:
+        u = [1]
+    else:
+        u = torch.ones(2)
+    probe(u)
+    if kind:
+        v = torch.ones(2)
+    probe(v)
+"""
+    assert kinds(source) == [MAYBE, YES, YES, YES]
+
+
+# -- isinstance narrowing in a conditional expression (TCL002) ------------------------
+
+def test_isinstance_narrows_both_arms_of_a_conditional_expression() -> None:
+    source = """
+import torch
+def f(mesh):
+    a = probe(mesh) if isinstance(mesh, torch.Tensor) else probe(mesh)
+    b = probe(mesh) if not isinstance(mesh, torch.Tensor) else probe(mesh)
+    probe(mesh)
+"""
+    assert kinds(source) == [YES, NO, NO, YES, MAYBE]
+
+
+# -- grad mode: custom autograd Function (TCL003) -------------------------------------
+
+def test_autograd_function_forward_runs_without_grad() -> None:
+    source = """
+import torch
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        probe(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        probe(grad)
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        probe(x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False, False]
+
+
+# -- cst_helpers.writes_in_place (TCL003) ---------------------------------------------
+
+def test_writes_in_place() -> None:
+    def written(source: str, name: str) -> bool:
+        return writes_in_place(cst.parse_module(source), name)
+
+    assert written("w_copy.mul_(2)\n", "w_copy")
+    assert written("orig[0] = 1\n", "orig")
+    assert written("prev += 1\n", "prev")
+    assert written("torch.add(a, b, out=prev)\n", "prev")
+    assert not written("prev.mul(2)\nother.add_(1)\nx = prev[0]\n", "prev")

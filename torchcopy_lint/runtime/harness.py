@@ -130,11 +130,13 @@ def reset_state(torch: Any, device: str, seed: int, threads: int = 1) -> None:
         module = getattr(torch, kind)
         if ":" in device:
             module.set_device(torch.device(device))
+        module.synchronize()  # initialises the device here, not in the middle of the claim
         module.manual_seed_all(seed)
         module.empty_cache()
-        if hasattr(module, "reset_peak_memory_stats"):
+        try:
             module.reset_peak_memory_stats()
-        module.synchronize()
+        except (AttributeError, RuntimeError):  # not every backend keeps these statistics
+            pass
     elif kind == "mps":
         torch.mps.manual_seed(seed)
         torch.mps.empty_cache()

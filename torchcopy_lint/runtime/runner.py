@@ -129,9 +129,19 @@ def _shorten(text: str, limit: int = _EVIDENCE_LIMIT) -> str:
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
+def _needs_path() -> bool:
+    """False when the package is installed in site-packages (putting that first on the path could shadow the stdlib)."""
+    import site
+
+    installed = [*site.getsitepackages(), site.getusersitepackages()]
+    root = os.path.realpath(_PACKAGE_ROOT)
+    return all(os.path.realpath(directory) != root for directory in installed)
+
+
 def child_env(seed: int, threads: int = 1) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if _needs_path():  # a source checkout: make the package importable from the programs' temporary directories
+        env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONHASHSEED"] = str(seed)
     env["PYTHONIOENCODING"] = "utf-8"
     for variable in THREAD_VARIABLES:

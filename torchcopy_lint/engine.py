@@ -110,6 +110,9 @@ def _refuse_too_deep(text: str, path: str) -> None:
     limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)  # the walker raises it; Python's own check scales with it
+    except RecursionError:
+        pass  # called from deeper than that already: keep the current limit
+    try:
         compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         if any(reason in str(error.msg) for reason in _TOO_DEEP):

@@ -100,7 +100,7 @@ def torch_corpus() -> Corpus:
         match = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", version_file.read_text(encoding="utf-8"), re.M)
         if match:
             version = match.group(1)
-    return Corpus("torch", version, spec_root.parent, ["torch"], f"installed site-packages ({spec_root})")
+    return Corpus("torch", version, spec_root.parent, ["torch"], "the installed torch (site-packages)")
 
 
 def _sha256(path: Path) -> str:

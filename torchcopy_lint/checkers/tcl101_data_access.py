@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, is_inplace_method
-from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_METHODS, TENSOR_ONLY_METHODS, YES
+from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_ONLY_METHODS, YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.context import FileContext
@@ -18,15 +18,16 @@ from torchcopy_lint.context import FileContext
 # In-place methods that change flags, not values: TCL001 does not treat them as
 # writes, so a ``.data`` receiving them is a plain read.
 _FLAG_ONLY_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"})
-# Methods of a memoryview (numpy's ``arr.data``): calling them says nothing about tensors.
-_MEMORYVIEW_METHODS = frozenset({"tolist", "tobytes", "hex", "cast", "release", "toreadonly"})
-# Called on ``X.data``, these say that ``X.data`` is a tensor (in a file that imports torch).
-_TENSOR_USE_METHODS = (TENSOR_METHODS | TENSOR_ONLY_METHODS | frozenset(
+# Called on ``X.data``, these say that ``X.data`` is a tensor (in a file that imports torch):
+# methods that numpy arrays, memoryviews and other containers do not have. Generic names
+# (``to``, ``view``, ``reshape``, ``min``, ``sum`` ...) say nothing.
+_TENSOR_USE_METHODS = TENSOR_ONLY_METHODS | frozenset(
     """
-    numpy cpu item size dim numel data_ptr storage untyped_storage type_as new eq ne gt lt ge le
-    argmax argmin topk sort any all nonzero masked_select index_fill_ half float double long
+    clone cpu numpy type_as new size dim numel storage untyped_storage float double half
+    bfloat16 long int bool byte norm masked_fill masked_select index_select unsqueeze permute
+    view_as expand expand_as element_size is_contiguous pin_memory record_stream t mul add sub div
     """.split()
-)) - _MEMORYVIEW_METHODS
+)
 # Read from ``X.data``, these attributes say that it is a tensor.
 _TENSOR_USE_ATTRIBUTES = frozenset({"device", "is_cuda", "grad", "requires_grad", "grad_fn", "is_leaf"})
 # Owners that are datasets/containers by convention: ``train_set.data`` is a dataset's storage.
@@ -52,6 +53,7 @@ class DataAccess(Checker):
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         super().__init__(ctx, spec)
         self._imports = 0
+        self._packed = False
 
     # ``from pkg.data import x`` holds an Attribute ``pkg.data`` that is no read.
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -114,7 +116,24 @@ class DataAccess(Checker):
             return False
         if isinstance(owner, cst.Attribute) and owner.attr.value == "grad":
             return True  # ``p.grad.data``: a gradient, in a file that uses torch
-        return self._clear_tensor_use(node, parent, grandparent) or tensors.grad_evidence(owner) is not None
+        if tensors.grad_evidence(owner) is not None:
+            return True  # a loss, a module output, a parameter
+        if isinstance(owner, cst.Call) or self._handles_packed_sequences():
+            # ``decoder.get_frames(...).data``, ``seq.data`` next to PackedSequence: an
+            # object's ``data`` field that holds a tensor, not ``Tensor.data``.
+            return False
+        return self._clear_tensor_use(node, parent, grandparent)
+
+    def _handles_packed_sequences(self) -> bool:
+        """Whether the file uses ``PackedSequence``, whose ``.data`` field is a plain tensor."""
+        if not self._packed:  # cache only a yes: the class may be defined further down
+            module_scope = self.ctx.scopes.scopes[0] if self.ctx.scopes.scopes else None
+            bindings = module_scope.bindings.values() if module_scope is not None else ()
+            self._packed = any(
+                binding.name == "PackedSequence" or (binding.kind == "import" and (binding.qualname or "").startswith("torch.nn.utils.rnn"))
+                for binding in bindings
+            )
+        return self._packed
 
     def _clear_tensor_use(self, node: cst.Attribute, parent: cst.CSTNode | None, grandparent: cst.CSTNode | None) -> bool:
         """``X.data.clone()``, ``X.data.device``, ``torch.f(X.data)``: the use is a tensor's."""

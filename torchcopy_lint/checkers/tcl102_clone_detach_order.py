@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, method_call, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, keyword_arg, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
+
+# Fresh tensors from these torch functions do not require grad unless asked to.
+_FACTORIES = frozenset(
+    """
+    tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint arange linspace
+    logspace eye zeros_like ones_like empty_like full_like rand_like randn_like randint_like
+    """.split()
+)
+# ``grad``, ``grads[i]``, ``device_grads[i]``: gradients, which do not require grad themselves.
+_GRADIENT_NAME = re.compile(r"(^|_)grads?$")
 
 
 def code_of(node: cst.CSTNode, limit: int = 60) -> str:
@@ -29,12 +41,26 @@ class CloneDetachOrder(Checker):
         source = self._cloned(inner)
         if source is None:
             return
-        if self.ctx.grad.disabled:
-            return  # nothing is recorded under no_grad / inference_mode: the order is moot
+        if self.ctx.grad.disabled or self._never_requires_grad(source):
+            return  # nothing is recorded: the order is moot
         kind = self.ctx.tensors.kind(source)
         if kind is NO or (kind is not YES and not self.ctx.names.imports_torch):
             return
         self.report(node, call=code_of(node), target=code_of(source), clone_args=_args_text(inner, skip_first=self._is_function_form(inner)))
+
+    def _never_requires_grad(self, source: cst.BaseExpression) -> bool:
+        """``x.data``, ``x.detach()``, a gradient, a fresh factory tensor: autograd records no clone."""
+        if isinstance(source, cst.Attribute) and source.attr.value in ("data", "grad"):
+            return True
+        called = method_call(source)
+        if called is not None and called[1] in ("detach", "item", "numpy", "tolist"):
+            return True
+        if isinstance(source, cst.Call):
+            callee = self.ctx.names.callee(source) or ""
+            if callee.count(".") == 1 and callee.rsplit(".", 1)[-1] in _FACTORIES and keyword_arg(source, "requires_grad") is None:
+                return True
+        name = root_name(source)
+        return name is not None and _GRADIENT_NAME.search(name) is not None
 
     def _is_function_form(self, call: cst.Call) -> bool:
         return self.ctx.names.callee(call) == "torch.clone"

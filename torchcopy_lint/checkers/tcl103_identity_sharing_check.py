@@ -9,12 +9,13 @@ import re
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, method_call
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
 
 _CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _CONSTANT_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*")
+_MEMBER_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
 
 
 def code_of(node: cst.CSTNode, limit: int = 40) -> str:
@@ -63,8 +64,19 @@ class IdentitySharingCheck(Checker):
         value = binding.value if binding is not None else None
         return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "object" and not value.args
 
+    def _is_member_lookup(self, expr: cst.BaseExpression) -> bool:
+        """A loop variable over ``.parameters()`` / ``.named_buffers()`` ...: finding a module's own
+        tensor by identity asks "which parameter is this", not whether memory is shared."""
+        if not isinstance(expr, cst.Name):
+            return False
+        binding = self.ctx.scopes.lookup(expr.value)
+        if binding is None or binding.kind not in ("for", "comprehension") or binding.value is None:
+            return False
+        called = method_call(binding.value)
+        return called is not None and called[1] in _MEMBER_ITERATORS
+
     def _both_tensors(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
-        if self._is_sentinel(a) or self._is_sentinel(b):
+        if self._is_sentinel(a) or self._is_sentinel(b) or self._is_member_lookup(a) or self._is_member_lookup(b):
             return False
         kinds = {self.ctx.tensors.kind(a), self.ctx.tensors.kind(b)}
         if kinds == {YES}:

@@ -2,9 +2,12 @@
 
 The whole catalogue is verified on the CPU once, by the real command in a
 subprocess. The verdict logic is exercised on a temporary catalogue whose single
-rule (TCL001, so that the static view has a checker) carries one claim pair per
-scenario: refuted either way, an exception, a timeout, a crash, skip(), no
-observed() call, leaked global state, a static mismatch. Those run in-process
+rule (TCL001, so that the static view and the autofix have a checker) carries one
+claim pair per scenario: refuted either way, an exception, a timeout, a crash,
+skip(), no observed() call, leaked global state, a static mismatch; and, with
+``fix: safe`` / ``fix: unsafe`` in its front matter, an autofix that removes the
+hazard, one that leaves it, one that does not touch the claim, one that leaves a
+finding behind, an unsafe fix. Those run in-process
 (``runtime.cli.main`` or ``runner.verify``; the programs still run in their own
 processes) to save starting interpreters: every torch import costs ~1.7 s of CPU.
 """
@@ -24,7 +27,7 @@ from conftest import PYTHON, REPO, cli_env
 from torchcopy_lint.catalogue import load_catalogue, parse_rule_file
 from torchcopy_lint.runtime import INSTALL_HINT, runner
 from torchcopy_lint.runtime.claims import rule_claims
-from torchcopy_lint.runtime.report import render_markdown, render_text
+from torchcopy_lint.runtime.report import build_document, render_json, render_markdown, render_text
 from torchcopy_lint.runtime.cli import main as verify_main
 from torchcopy_lint.runtime.runner import run_program
 
@@ -109,11 +112,38 @@ EXPECTED = {
 }
 
 
-def write_catalogue(directory: Path, names: list[str]) -> Path:
+# Claims for a rule whose front matter offers an autofix (TCL001's own: `with torch.no_grad():`
+# around the write, without `.data`; a rebinding becomes `copy_`, an unsafe fix). The hazard they
+# observe: a write through `.data` does not bump the version counter, the autofixed write does.
+UNTRACKED = 'observed(hazard=t._version == 0, evidence=f"version {t._version} after the write")\n'
+AUTOFIX_SCENARIOS: dict[str, tuple[str, str]] = {
+    "autofix-proven": (PRELUDE + UNTRACKED, CLEAN + 'observed(hazard=False, evidence="fine")\n'),
+    "autofix-keeps-hazard": (PRELUDE + 'observed(hazard=True, evidence="hazard seen")\n', CLEAN + 'observed(hazard=False, evidence="fine")\n'),
+    # a one-line compound statement: flagged, but TCL001 offers no fix there
+    "autofix-untouched": (
+        CLEAN + "if True: t.data.zero_()  # TCL001\n" + UNTRACKED,
+        CLEAN + 'observed(hazard=False, evidence="fine")\n',
+    ),
+    # one write fixed, one not: the autofixed program still has a finding (at line 5, after the new `with` line)
+    "autofix-still-flagged": (
+        PRELUDE + "if False: t.data.zero_()  # TCL001\n" + UNTRACKED,
+        CLEAN + 'observed(hazard=False, evidence="fine")\n',
+    ),
+    # `t.data = v` -> `t.copy_(v)` is an unsafe fix: applied only for a rule with `fix: unsafe`
+    "autofix-rebinding": (
+        CLEAN + "t.data = torch.ones(2)  # TCL001\n" + UNTRACKED,
+        CLEAN + 'observed(hazard=False, evidence="fine")\n',
+    ),
+}
+SCENARIOS.update(AUTOFIX_SCENARIOS)
+
+
+def write_catalogue(directory: Path, names: list[str], fix: str = "none") -> Path:
     """A catalogue with one TCL001 rule file holding the named scenarios as claim pairs, in order."""
     blocks = [f"```python claim\n{SCENARIOS[name][0]}```\n\n```python claim-fixed\n{SCENARIOS[name][1]}```\n" for name in names]
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "TCL001-data-mutation.md").write_text(HEADER + "\n".join(blocks), encoding="utf-8")
+    header = HEADER.replace("message: test\n", f"message: test\nfix: {fix}\n")
+    (directory / "TCL001-data-mutation.md").write_text(header + "\n".join(blocks), encoding="utf-8")
     return directory
 
 
@@ -158,8 +188,9 @@ def test_every_rule_is_confirmed_on_cpu(cpu_run: tuple[int, dict, str]) -> None:
     assert not_confirmed == {}
     assert code == 0, stderr
     text = render_text(document)
-    for rule in load_catalogue():
-        assert re.search(rf"^{rule}\s+\S+\s+confirmed$", text, re.M), text
+    for rule, spec in load_catalogue().items():
+        autofix = "n/a" if spec.fix == "none" else "proven"
+        assert re.search(rf"^{rule}\s+\S+\s+confirmed\s+{re.escape(autofix)}$", text, re.M), text
 
 
 @needs_torch
@@ -177,6 +208,39 @@ def test_three_views_agree_for_every_rule(cpu_run: tuple[int, dict, str]) -> Non
 
 
 @needs_torch
+def test_every_autofix_is_proven_on_cpu(cpu_run: tuple[int, dict, str]) -> None:
+    """A rule with an autofix: its fix, applied to the flagged claim, removes the hazard and lints clean."""
+    _code, document, _stderr = cpu_run
+    specs = load_catalogue()
+    for cell in document["results"]:
+        spec = specs[cell["code"]]
+        if spec.fix == "none":
+            assert cell["autofix"]["status"] == "n/a"
+            assert all(claim["autofix"]["status"] == "n/a" and claim["autofix"]["run"] is None for claim in cell["claims"])
+            continue
+        assert cell["autofix"]["status"] == "proven", cell["autofix"]
+        assert "| autofix: " in cell["evidence"]
+        for claim, flagged in zip(cell["claims"], spec.examples_of("claim")):
+            autofix = claim["autofix"]
+            assert (autofix["status"], autofix["fix"], autofix["remaining_lines"]) == ("proven", spec.fix, [])
+            assert autofix["applied"] >= 1 and autofix["source"] != flagged.source
+            run = autofix["run"]
+            assert (run["kind"], run["status"], run["hazard"]) == ("claim-autofixed", "observed", False)
+
+
+@needs_torch
+def test_tcl001_autofix_is_proven_on_cpu(cpu_run: tuple[int, dict, str]) -> None:
+    _code, document, _stderr = cpu_run
+    (cell,) = [cell for cell in document["results"] if (cell["code"], cell["device"]) == ("TCL001", "cpu")]
+    assert (cell["verdict"], cell["autofix"]["status"]) == ("confirmed", "proven")
+    (claim,) = cell["claims"]
+    source = claim["autofix"]["source"]
+    assert "with torch.no_grad():\n    w.mul_(3)  # TCL001\n" in source and ".data" not in source
+    assert "autograd raised" in claim["autofix"]["run"]["evidence"]
+    assert "--fix made 1 change(s) to the claim, which then lints clean" in cell["autofix"]["evidence"]
+
+
+@needs_torch
 def test_json_document_structure(cpu_run: tuple[int, dict, str]) -> None:
     _code, document, _stderr = cpu_run
     assert set(document) >= {"environment", "devices", "unavailable", "cuda_verified", "results", "summary", "exit_status", "seconds"}
@@ -185,9 +249,14 @@ def test_json_document_structure(cpu_run: tuple[int, dict, str]) -> None:
     assert re.match(r"\d+\.\d+", env["torch"]) and "cpu" in env["device_names"]
     assert document["devices"] == ["cpu"]
     assert document["summary"] == {"confirmed": len(load_catalogue()), "refuted": 0, "skipped": 0, "error": 0}
+    fixable = sum(spec.fix != "none" for spec in load_catalogue().values())
+    assert document["autofix_summary"] == {"proven": fixable, "refuted": 0, "skipped": 0, "unproven": 0, "error": 0, "n/a": len(load_catalogue()) - fixable}
     for cell in document["results"]:
-        assert set(cell) == {"code", "name", "file", "device", "verdict", "evidence", "claims"}
-        assert "\n" not in cell["evidence"]
+        assert set(cell) == {"code", "name", "file", "device", "verdict", "evidence", "autofix", "claims"}
+        assert set(cell["autofix"]) == {"status", "evidence"}
+        assert "\n" not in cell["evidence"] and "\n" not in cell["autofix"]["evidence"]
+        for claim in cell["claims"]:
+            assert set(claim["autofix"]) == {"status", "evidence", "fix", "applied", "remaining_lines", "source", "run"}
         for run in (run for claim in cell["claims"] for run in claim["runs"]):
             assert set(run) == {"kind", "status", "hazard", "evidence", "message", "seconds"}
 
@@ -201,7 +270,7 @@ def test_markdown_says_cuda_is_unverified_without_it(cpu_run: tuple[int, dict, s
 
 
 def _doc_verdicts(page: str) -> dict[str, dict[str, str]]:
-    """{code: {device: verdict}} from a verification page's Results table."""
+    """{code: {device: verdict}} from a verification page's Results table (its last column: "Autofix")."""
     lines = page.split("## Results", 1)[1].strip().splitlines()
     devices = [cell.strip() for cell in lines[0].strip("|").split("|")][1:]
     table = {}
@@ -220,8 +289,8 @@ def test_docs_verification_is_up_to_date(cpu_run: tuple[int, dict, str]) -> None
     _code, document, _stderr = cpu_run
     page = DOC.read_text(encoding="utf-8")
     regenerate = "regenerate it: python -m torchcopy_lint verify --format markdown > docs/verification.md"
-    committed = {code: row.get("cpu") for code, row in _doc_verdicts(page).items()}
-    fresh = {code: row["cpu"] for code, row in _doc_verdicts(render_markdown(document)).items()}
+    committed = {code: (row.get("cpu"), row.get("Autofix")) for code, row in _doc_verdicts(page).items()}
+    fresh = {code: (row["cpu"], row["Autofix"]) for code, row in _doc_verdicts(render_markdown(document)).items()}
     assert committed == fresh, regenerate
     assert page.startswith("# Verification\n") and "generated by `torchcopy-lint verify --format markdown`" in page
     if "cuda" not in page.split("## Results", 1)[1].splitlines()[2]:
@@ -233,7 +302,7 @@ def test_docs_verification_is_up_to_date(cpu_run: tuple[int, dict, str]) -> None
 @needs_torch
 def test_verdict_per_scenario_in_fork_mode(tmp_path: Path) -> None:
     """One worker (jobs=1): each isolation half runs right after its flagged half, in children of the same worker."""
-    names = list(SCENARIOS)
+    names = list(EXPECTED)
     code, pairs = run_scenarios(tmp_path / "rules", names, jobs=1, isolation="fork", timeout=3)
     assert {name: pair.verdict for name, pair in pairs.items()} == EXPECTED
     assert code == 2  # an error outranks a refutation
@@ -269,12 +338,73 @@ def test_spawn_mode_timeout() -> None:
 
 @needs_torch
 def test_refuted_claim_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_catalogue(tmp_path / "rules", ["flagged-sees-nothing"])
+    """A claim that shows no hazard, and an autofix that leaves the hazard: both refute the rule (exit 1).
+
+    The first claim's autofix observes no hazard either, which proves nothing: unproven.
+    """
+    write_catalogue(tmp_path / "rules", ["flagged-sees-nothing", "autofix-keeps-hazard"], fix="safe")
     code, out, err = verify_here(capsys, "--rules-dir", str(tmp_path / "rules"), "--device", "cpu", "--jobs", "1")
     assert code == 1, out + err
-    assert re.search(r"^TCL001\s+data-mutation\s+refuted$", out, re.M), out
-    assert "TCL001 on cpu: refuted: claim observed no hazard: no hazard here" in out
+    assert re.search(r"^TCL001\s+data-mutation\s+refuted\s+refuted$", out, re.M), out
+    assert "TCL001 on cpu: refuted: claim 1 refuted: claim observed no hazard: no hazard here || " in out
+    assert "claim 2 refuted: autofix: autofix does not remove the hazard: hazard seen" in out
+    assert "autofix: 1 refuted" in out
     assert out.startswith("torchcopy-lint verify: torch ")
+
+
+@needs_torch
+def test_autofix_scenarios(tmp_path: Path) -> None:
+    """The rule's autofix applied to each claim and run: proven, not applicable, still flagged, unsafe only."""
+    results = {}
+    with runner.Executor(jobs=1, isolation="fork") as pool:
+        environment = pool.probe()
+        for label, fix, names in (
+            ("safe", "safe", ["autofix-proven"]),
+            ("broken", "safe", ["autofix-untouched", "autofix-still-flagged", "autofix-rebinding"]),
+            ("unsafe", "unsafe", ["autofix-rebinding"]),
+        ):
+            write_catalogue(tmp_path / label, names, fix=fix)
+            rules = [rule_claims(spec) for spec in load_catalogue(tmp_path / label).values()]
+            cell, unavailable = runner.verify(rules, ["cpu", "mps"], {"mps": "mps not available"}, executor=pool)
+            results[label] = (runner.exit_status([cell]), cell, dict(zip(names, cell.pairs)))
+            assert (unavailable.verdict, unavailable.autofix.status, unavailable.autofix.evidence) == ("skipped", "skipped", "mps not available")
+
+    code, cell, pairs = results["safe"]
+    assert (code, cell.verdict, cell.autofix.status) == (0, "confirmed", "proven"), cell.evidence
+    assert "claim: version 0 after the write | fixed: fine | static: " in cell.evidence
+    assert cell.evidence.endswith("| autofix: version 1 after the write; --fix made 1 change(s) to the claim, which then lints clean")
+    autofix = pairs["autofix-proven"].autofix
+    assert autofix.view is not None and autofix.view.source == "import torch\nt = torch.zeros(2)\nwith torch.no_grad():\n    t.zero_()  # TCL001\n" + UNTRACKED
+    assert autofix.run is not None and (autofix.run.kind, autofix.run.hazard) == ("claim-autofixed", False)
+
+    code, cell, pairs = results["broken"]
+    assert code == 2 and cell.verdict == "error" and cell.autofix.status == "error"
+    assert {name: (pair.verdict, pair.autofix.status) for name, pair in pairs.items()} == {
+        "autofix-untouched": ("error", "error"),
+        "autofix-still-flagged": ("refuted", "refuted"),
+        "autofix-rebinding": ("error", "error"),  # its fix is unsafe, the rule's is safe
+    }
+    assert pairs["autofix-untouched"].evidence == "autofix: the autofix does not apply to the claim"
+    assert pairs["autofix-untouched"].autofix.run is None  # nothing to run
+    assert pairs["autofix-still-flagged"].evidence == "autofix: the rule still fires on the autofixed claim (--fix) at line(s) [5]"
+    assert pairs["autofix-rebinding"].evidence == "autofix: the autofix does not apply to the claim"
+
+    code, cell, pairs = results["unsafe"]
+    assert (code, cell.verdict, cell.autofix.status) == (0, "confirmed", "proven"), cell.evidence
+    assert "t.copy_(torch.ones(2))" in (pairs["autofix-rebinding"].autofix.view.source or "")
+    assert "--fix --unsafe-fixes made 1 change(s)" in cell.autofix.evidence
+
+    # the reports: a column in text and markdown, a key in json; an unavailable device: skipped
+    cells = [results["safe"][1], results["broken"][1]]
+    mps = runner.Cell("TCL001", "data-mutation", "TCL001-data-mutation.md", "mps", "skipped", "mps not available", autofix=unavailable.autofix)
+    document = build_document(environment, ["cpu", "mps"], {"mps": "mps not available"}, [cells[1], mps], 1.0)
+    assert "TCL001  data-mutation  error  skipped (mps not available)  error on cpu; skipped on mps" in render_text(document)
+    assert "| error on cpu; skipped on mps |" in render_markdown(document)
+    assert json.loads(render_json(document))["results"][0]["autofix"]["status"] == "error"
+    document = build_document(environment, ["cpu"], {}, [cells[0]], 1.0)
+    assert "| Rule | cpu | Autofix |" in render_markdown(document)
+    assert re.search(r"^\| \[TCL001\]\(\.\./rules/TCL001-data-mutation\.md\) `data-mutation` \| confirmed \| proven \|$", render_markdown(document), re.M)
+    assert document["autofix_summary"]["proven"] == 1
 
 
 @needs_torch

@@ -4,7 +4,8 @@ This package is the only code that imports torch, and it does so only inside
 functions (``environment.probe``) and in the child processes that run the claims
 (``harness``), so ``import torchcopy_lint`` and the linter never need torch.
 
-- ``claims``       the claim pairs of the catalogue, and their static view (the rule fires at the markers)
+- ``claims``       the claim pairs of the catalogue, their static view (the rule fires at the markers),
+                   and the rule's autofix applied to the flagged claim
 - ``harness``      the child process: runs one claim program on one device, prints one JSON line
 - ``runner``       one subprocess per program and device (timeout, isolation), verdicts
 - ``environment``  torch version, CUDA/driver, device names; which devices are available

@@ -1,9 +1,15 @@
-"""The claims of the catalogue, and their static view.
+"""The claims of the catalogue, their static view, and the rule's autofix applied to them.
 
 Each rule file carries ``python claim`` and ``python claim-fixed`` blocks; the
 n-th ``claim`` is paired with the n-th ``claim-fixed``. The static view lints both
 with the rule itself: the rule must fire on exactly the ``# TCLNNN`` marker lines
 of the flagged program and stay silent on the fixed one.
+
+A rule with an autofix (``fix: safe`` or ``fix: unsafe``) gets a third program per
+pair: its ``claim`` block, markers left in, passed through the rule's own fix
+(``fixes.apply.fix_bytes``; safe fixes only for a safe rule, unsafe ones too for
+an unsafe rule). The fix must change the claim and its result must lint clean
+for the rule; ``runner`` then runs it like the other two.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class RuleClaims:
     path: Path
     pairs: tuple[ClaimPair, ...] = ()
     problem: str | None = None
+    fix: str = "none"  # the rule's front matter: "none", "safe" or "unsafe"
 
 
 def rule_claims(spec: RuleSpec) -> RuleClaims:
@@ -53,7 +60,7 @@ def rule_claims(spec: RuleSpec) -> RuleClaims:
         ClaimPair(spec.code, spec.name, index, bad, good, spec.path)
         for index, (bad, good) in enumerate(zip(flagged, fixed), start=1)
     )
-    return RuleClaims(spec.code, spec.name, spec.path, pairs, problem)
+    return RuleClaims(spec.code, spec.name, spec.path, pairs, problem, spec.fix)
 
 
 @dataclass(frozen=True)
@@ -101,3 +108,48 @@ def static_view(pair: ClaimPair) -> StaticView:
     except Exception as error:  # noqa: BLE001 - a checker crash is this claim's error, not the run's
         return StaticView(marked, (), (), error=f"the linter failed on the claim ({type(error).__name__}: {error})")
     return StaticView(marked, found, fixed)
+
+
+@dataclass(frozen=True)
+class AutofixView:
+    """The rule's own autofix applied to a flagged claim: the program to run, or why there is none."""
+
+    fix: str  # "safe" or "unsafe": the applicability the fix was applied with
+    source: str | None  # the autofixed program; None when the fix failed or changed nothing
+    applied: int = 0  # fixes applied
+    remaining: tuple[int, ...] = ()  # lines where the rule still fires on the autofixed program
+    error: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return self.error is None and self.source is not None and not self.remaining
+
+    def describe(self) -> str:
+        if self.error:
+            return self.error
+        flag = "--fix --unsafe-fixes" if self.fix == "unsafe" else "--fix"
+        if self.remaining:
+            return f"the rule still fires on the autofixed claim ({flag}) at line(s) {list(self.remaining)}"
+        return f"{flag} made {self.applied} change(s) to the claim, which then lints clean"
+
+
+def autofix_view(pair: ClaimPair, fix: str) -> AutofixView | None:
+    """The pair's ``claim`` block (markers left in) after the rule's autofix; None for a rule without one."""
+    if fix not in ("safe", "unsafe"):
+        return None
+    from torchcopy_lint.engine import CannotCheck
+    from torchcopy_lint.fixes.apply import fix_bytes
+    from torchcopy_lint.registry import all_rules
+
+    if pair.code not in all_rules():
+        return AutofixView(fix, None, error=f"no checker is registered for {pair.code}, so there is no autofix to apply")
+    try:
+        outcome = fix_bytes(pair.flagged.source.encode("utf-8"), f"{pair.code}-claim-autofixed.py", {pair.code}, unsafe=fix == "unsafe")
+    except CannotCheck as error:  # FixFailed too: the fix produced code that failed its own post-fix checks
+        return AutofixView(fix, None, error=f"the autofix failed on the claim: {error}")
+    except Exception as error:  # noqa: BLE001 - a fix crash is this claim's error, not the run's
+        return AutofixView(fix, None, error=f"the autofix crashed on the claim ({type(error).__name__}: {error})")
+    if not outcome.changed:
+        return AutofixView(fix, None, error="the autofix does not apply to the claim")
+    remaining = tuple(sorted({finding.line for finding in outcome.remaining if finding.code == pair.code}))
+    return AutofixView(fix, outcome.fixed.decode("utf-8"), outcome.fixed_count, remaining)

@@ -23,6 +23,7 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Run every rule's claim (the `python claim` / `python claim-fixed` programs of its catalogue file) "
             "with real PyTorch, one subprocess per program and device, and lint both programs with the rule. "
+            "A rule with an autofix also runs its flagged claim after the fix, which must remove the hazard. "
             f"Needs torch: {INSTALL_HINT}"
         ),
         epilog="Exit status: 0 all claims that ran were confirmed, 1 a claim was refuted, 2 errors.",

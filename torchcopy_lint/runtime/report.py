@@ -3,6 +3,11 @@
 The document is the single model: ``--format json`` prints it as is, and the text
 and markdown renderers read only the document, so a saved JSON report can be
 rendered again (the tests compare docs/verification.md that way).
+
+Format 2 added the autofix: each result's ``autofix`` (``{"status", "evidence"}``,
+status one of ``runner.AUTOFIX_STATUSES``), each claim's ``autofix`` (with the
+autofixed program and its run) and the document's ``autofix_summary``. The
+renderers read format 1 documents too (their autofix shows as n/a).
 """
 
 from __future__ import annotations
@@ -11,13 +16,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from torchcopy_lint.runtime.runner import SKIPPED, VERDICTS, Cell, exit_status
+from torchcopy_lint.runtime.runner import AUTOFIX_STATUSES, NOT_APPLICABLE, SKIPPED, VERDICTS, Cell, exit_status
 
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2
 
 
 def build_document(environment: dict[str, Any], devices: Sequence[str], unavailable: dict[str, str], cells: Sequence[Cell], seconds: float) -> dict[str, Any]:
     counts = {verdict: sum(cell.verdict == verdict for cell in cells) for verdict in VERDICTS}
+    autofix_counts = {status: sum(cell.autofix.status == status for cell in cells) for status in AUTOFIX_STATUSES}
     ran = [device for device in devices if device not in unavailable]
     return {
         "format_version": DOCUMENT_VERSION,
@@ -27,6 +33,7 @@ def build_document(environment: dict[str, Any], devices: Sequence[str], unavaila
         "cuda_verified": any(device.split(":")[0] == "cuda" for device in ran),
         "results": [cell.as_dict() for cell in cells],
         "summary": counts,
+        "autofix_summary": autofix_counts,
         "exit_status": exit_status(cells),
         "seconds": round(seconds, 2),
     }
@@ -52,6 +59,19 @@ def _label(result: dict[str, Any]) -> str:
     return str(result["verdict"])
 
 
+def _autofix(result: dict[str, Any]) -> dict[str, Any]:
+    return result.get("autofix") or {"status": NOT_APPLICABLE, "evidence": ""}
+
+
+def _autofix_label(document: dict[str, Any], code: str) -> str:
+    """The rule's autofix status: one word when every device agrees, else per device."""
+    statuses = {device: _autofix(_cell(document, code, device))["status"] for device in document["devices"]}
+    distinct = list(dict.fromkeys(statuses.values()))
+    if len(distinct) == 1:
+        return distinct[0]
+    return "; ".join(f"{status} on {', '.join(d for d, s in statuses.items() if s == status)}" for status in distinct)
+
+
 def _cuda_line(document: dict[str, Any]) -> str:
     """The plain statement that CUDA was not verified, when no CUDA device ran."""
     if document["cuda_verified"]:
@@ -71,6 +91,9 @@ def _summary_line(document: dict[str, Any]) -> str:
     rules = len(_rules(document))
     devices = len(document["devices"])
     parts = ", ".join(f"{counts[verdict]} {verdict}" for verdict in VERDICTS)
+    autofix = document.get("autofix_summary")
+    if autofix:
+        parts += "; autofix: " + ", ".join(f"{autofix[status]} {status}" for status in AUTOFIX_STATUSES if autofix.get(status))
     return f"{rules} rule(s) x {devices} device(s): {parts}"
 
 
@@ -105,13 +128,14 @@ def render_text(document: dict[str, Any]) -> str:
     out.append("")
     rules = _rules(document)
     labels = {(code, device): _label(_cell(document, code, device)) for code, _name, _file in rules for device in devices}
+    fixes = {code: _autofix_label(document, code) for code, _name, _file in rules}
     name_width = max([len(name) for _code, name, _file in rules] + [4])
     widths = [max([len(device)] + [len(labels[(code, device)]) for code, _n, _f in rules]) for device in devices]
-    header = f"{'rule':<6}  {'name':<{name_width}}  " + "  ".join(f"{device:<{width}}" for device, width in zip(devices, widths))
+    header = f"{'rule':<6}  {'name':<{name_width}}  " + "  ".join(f"{device:<{width}}" for device, width in zip(devices, widths)) + "  autofix"
     out.append(header.rstrip())
     for code, name, _file in rules:
         row = f"{code:<6}  {name:<{name_width}}  " + "  ".join(f"{labels[(code, device)]:<{width}}" for device, width in zip(devices, widths))
-        out.append(row.rstrip())
+        out.append(f"{row}  {fixes[code]}".rstrip())
     out.append("")
     for code, _name, _file in rules:
         for device in devices:
@@ -152,6 +176,11 @@ def render_markdown(document: dict[str, Any]) -> str:
         "and both programs were linted with the rule itself. A rule is **confirmed** on a device when the",
         "flagged program exhibited the hazard, the fixed program did not, and the rule fired exactly at",
         "the flagged program's `# TCLNNN` markers and stayed silent on the fixed program.",
+        "For a rule with an autofix, the flagged program was also passed through the rule's own fix",
+        "(`--fix`; `--unsafe-fixes` too for a rule whose fix is unsafe) and run the same way: the autofix is",
+        "**proven** on a device when it changed the claim, the result lints clean, and it no longer exhibited",
+        "the hazard that the flagged program exhibited there; a rule is confirmed only if its autofix is proven.",
+        "A fix that is not proven this way is not offered as safe. Rules without an autofix show n/a.",
         "",
         "## Environment",
         "",
@@ -163,11 +192,11 @@ def render_markdown(document: dict[str, Any]) -> str:
     cuda = _cuda_line(document)
     if cuda:
         out += ["", f"> **{_md(cuda.split(':', 1)[0])}:**{_md(cuda.split(':', 1)[1])}"]
-    out += ["", "## Results", "", "| Rule | " + " | ".join(_md(device) for device in devices) + " |", "|---|" + "---|" * len(devices)]
+    out += ["", "## Results", "", "| Rule | " + " | ".join(_md(device) for device in devices) + " | Autofix |", "|---|" + "---|" * (len(devices) + 1)]
     rules = _rules(document)
     for code, name, file in rules:
         labels = [_md(_label(_cell(document, code, device))) for device in devices]
-        out.append(f"| [{code}](../rules/{file}) `{name}` | " + " | ".join(labels) + " |")
+        out.append(f"| [{code}](../rules/{file}) `{name}` | " + " | ".join(labels) + f" | {_md(_autofix_label(document, code))} |")
     out += ["", _md(_summary_line(document)) + ".", "", "## Evidence", ""]
     for code, _name, _file in rules:
         for device in devices:

@@ -22,8 +22,25 @@ Verdict of one claim pair on one device, strongest first:
 - ``skipped``: a program called ``skip(reason)``, or the device is not available
 - ``confirmed``: everything agrees
 
+A rule with an autofix (``fix: safe`` / ``fix: unsafe``) runs a third program per
+pair: the flagged claim after the rule's own fix (``claims.autofix_view``). Its
+status on a device (``autofix_outcome``), folded into the pair's verdict:
+
+- ``error``: the fix does not change the claim, fails or crashes, or the
+  autofixed program raised, timed out, crashed or never called ``observed()``
+- ``refuted``: the autofixed program observed the hazard, or the rule still
+  fires on it
+- ``skipped``: the autofixed program called ``skip(reason)``
+- ``unproven``: it observed no hazard, but the claim itself did not observe the
+  hazard on this device, so there was nothing to remove (the pair is refuted,
+  skipped or an error already)
+- ``proven``: the claim observed the hazard, the autofixed claim did not, and
+  it lints clean
+- ``n/a``: the rule offers no autofix
+
 A rule with several claim pairs gets the strongest verdict among them (a
-confirmed pair beats skipped ones).
+confirmed pair beats skipped ones); its autofix status likewise (a proven pair
+beats skipped ones).
 """
 
 from __future__ import annotations
@@ -44,11 +61,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchcopy_lint.runtime.claims import ClaimPair, RuleClaims, StaticView, static_view
+from torchcopy_lint.runtime.claims import AutofixView, ClaimPair, RuleClaims, StaticView, autofix_view, static_view
 from torchcopy_lint.runtime.harness import RESULT_PREFIX
 
 CONFIRMED, REFUTED, SKIPPED, ERROR = "confirmed", "refuted", "skipped", "error"
 VERDICTS = (CONFIRMED, REFUTED, SKIPPED, ERROR)
+PROVEN, UNPROVEN, NOT_APPLICABLE = "proven", "unproven", "n/a"
+AUTOFIX_STATUSES = (PROVEN, REFUTED, SKIPPED, UNPROVEN, ERROR, NOT_APPLICABLE)
+PROGRAM_KINDS = ("claim", "claim-fixed", "claim-autofixed")
 DEFAULT_TIMEOUT = 120.0
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 _EVIDENCE_LIMIT = 300  # per program, in the one-line evidence (the JSON runs keep it whole)
@@ -58,7 +78,7 @@ _EVIDENCE_LIMIT = 300  # per program, in the one-line evidence (the JSON runs ke
 class ProgramRun:
     """What one program did on one device."""
 
-    kind: str  # "claim" or "claim-fixed"
+    kind: str  # "claim", "claim-fixed" or "claim-autofixed"
     status: str  # "observed", "skipped" or "error"
     hazard: bool | None = None
     evidence: str = ""
@@ -77,12 +97,40 @@ class ProgramRun:
 
 
 @dataclass(frozen=True)
+class AutofixResult:
+    """Whether the rule's autofix removed the hazard from a claim on one device."""
+
+    status: str  # one of AUTOFIX_STATUSES
+    evidence: str
+    view: AutofixView | None = None
+    run: ProgramRun | None = None
+
+    def as_dict(self, detail: bool = True) -> dict[str, Any]:
+        summary: dict[str, Any] = {"status": self.status, "evidence": self.evidence}
+        if not detail:
+            return summary
+        view = self.view
+        return {
+            **summary,
+            "fix": view.fix if view else None,
+            "applied": view.applied if view else 0,
+            "remaining_lines": list(view.remaining) if view else [],
+            "source": view.source if view else None,
+            "run": self.run.as_dict() if self.run else None,
+        }
+
+
+NO_AUTOFIX = AutofixResult(NOT_APPLICABLE, "the rule offers no autofix")
+
+
+@dataclass(frozen=True)
 class PairResult:
     index: int
     verdict: str
     evidence: str
     static: StaticView | None
-    runs: tuple[ProgramRun, ...]
+    runs: tuple[ProgramRun, ...]  # the claim and the claim-fixed program (the autofixed one is in ``autofix``)
+    autofix: AutofixResult = NO_AUTOFIX
 
     def as_dict(self) -> dict[str, Any]:
         static = None
@@ -94,7 +142,14 @@ class PairResult:
                 "fixed_lines": list(self.static.fixed_found),
                 "error": self.static.error,
             }
-        return {"claim": self.index, "verdict": self.verdict, "evidence": self.evidence, "static": static, "runs": [run.as_dict() for run in self.runs]}
+        return {
+            "claim": self.index,
+            "verdict": self.verdict,
+            "evidence": self.evidence,
+            "static": static,
+            "runs": [run.as_dict() for run in self.runs],
+            "autofix": self.autofix.as_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -108,6 +163,7 @@ class Cell:
     verdict: str
     evidence: str
     pairs: tuple[PairResult, ...] = field(default_factory=tuple)
+    autofix: AutofixResult = NO_AUTOFIX
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +173,7 @@ class Cell:
             "device": self.device,
             "verdict": self.verdict,
             "evidence": self.evidence,
+            "autofix": self.autofix.as_dict(detail=False),
             "claims": [pair.as_dict() for pair in self.pairs],
         }
 
@@ -446,12 +503,40 @@ class Executor:
         self.close()
 
 
-def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun) -> tuple[str, str]:
+def autofix_outcome(view: AutofixView | None, flagged: ProgramRun, run: ProgramRun | None) -> AutofixResult:
+    """Whether the autofix removed the hazard on one device: the status and its evidence in one line.
+
+    ``run`` is the autofixed program's run (None when there was no program to run).
+    """
+    if view is None:
+        return NO_AUTOFIX
+    if view.error or view.source is None or run is None:
+        return AutofixResult(ERROR, view.error or "the autofixed claim was not run", view, run)
+    if run.status == "error":
+        return AutofixResult(ERROR, f"the autofixed claim failed: {run.message}", view, run)
+    refutations = []
+    if run.status == "observed" and run.hazard:
+        refutations.append(f"autofix does not remove the hazard: {_shorten(run.evidence)}")
+    if view.remaining:
+        refutations.append(view.describe())
+    if refutations:
+        return AutofixResult(REFUTED, "; ".join(refutations), view, run)
+    if run.status == "skipped":
+        return AutofixResult(SKIPPED, run.message, view, run)
+    if flagged.status != "observed" or not flagged.hazard:
+        evidence = f"the autofixed claim observed no hazard ({_shorten(run.evidence)}), but the claim itself did not observe it here, so there was none to remove"
+        return AutofixResult(UNPROVEN, evidence, view, run)
+    return AutofixResult(PROVEN, f"{_shorten(run.evidence)}; {view.describe()}", view, run)
+
+
+def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun, autofix: AutofixResult = NO_AUTOFIX) -> tuple[str, str]:
     """The verdict for one claim pair on one device, and its evidence in one line."""
     runs = (("claim", flagged), ("fixed", fixed))
     errors = [f"{label}: {run.message}" for label, run in runs if run.status == "error"]
     if static is not None and static.error:
         errors.append(static.describe())
+    if autofix.status == ERROR:
+        errors.append(f"autofix: {autofix.evidence}")
     if errors:
         return ERROR, "; ".join(errors)
     refutations = []
@@ -461,14 +546,20 @@ def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramR
         refutations.append(f"fixed program observed the hazard: {_shorten(fixed.evidence)}")
     if static is not None and not static.agrees:
         refutations.append(static.describe())
+    if autofix.status == REFUTED:
+        refutations.append(f"autofix: {autofix.evidence}")
     if refutations:
         return REFUTED, "; ".join(refutations)
     skips = [run.message for _label, run in runs if run.status == "skipped"]
+    if autofix.status == SKIPPED:
+        skips.append(autofix.evidence)
     if skips:
         return SKIPPED, "; ".join(dict.fromkeys(skips))
     evidence = f"claim: {_shorten(flagged.evidence)} | fixed: {_shorten(fixed.evidence)}"
     if static is not None:
         evidence += f" | {static.describe()}"
+    if autofix.status != NOT_APPLICABLE:
+        evidence += f" | autofix: {autofix.evidence}"
     return CONFIRMED, evidence
 
 
@@ -479,6 +570,17 @@ def _combine(pairs: Sequence[PairResult]) -> tuple[str, str]:
             if len(pairs) == 1:
                 return verdict, chosen[0].evidence
             return verdict, " || ".join(f"claim {pair.index} {pair.verdict}: {pair.evidence}" for pair in pairs)
+    raise ValueError("no claim pairs")
+
+
+def _combine_autofix(pairs: Sequence[PairResult]) -> AutofixResult:
+    """A rule's autofix status on one device: the strongest among its pairs (a proven pair beats skipped ones)."""
+    for status in (ERROR, REFUTED, UNPROVEN, PROVEN, SKIPPED, NOT_APPLICABLE):
+        chosen = [pair for pair in pairs if pair.autofix.status == status]
+        if chosen:
+            if len(pairs) == 1:
+                return AutofixResult(status, chosen[0].autofix.evidence)
+            return AutofixResult(status, " || ".join(f"claim {pair.index} {pair.autofix.status}: {pair.autofix.evidence}" for pair in pairs))
     raise ValueError("no claim pairs")
 
 
@@ -499,9 +601,19 @@ def verify(
     """
     unavailable = unavailable or {}
     statics: dict[tuple[str, int], StaticView | None] = {}
+    autofixes: dict[tuple[str, int], AutofixView | None] = {}
     for rule in rules:
         for pair in rule.pairs:
             statics[(rule.code, pair.index)] = static_view(pair) if check_static else None
+            autofixes[(rule.code, pair.index)] = autofix_view(pair, rule.fix)
+
+    def source_of(pair: ClaimPair, kind: str) -> str | None:
+        if kind == "claim":
+            return pair.flagged.source
+        if kind == "claim-fixed":
+            return pair.fixed.source
+        view = autofixes[(pair.code, pair.index)]
+        return view.source if view is not None else None
 
     tasks: list[tuple[ClaimPair, str, str]] = [
         (pair, device, kind)
@@ -509,7 +621,8 @@ def verify(
         for pair in rule.pairs
         for device in devices
         if device not in unavailable
-        for kind in ("claim", "claim-fixed")
+        for kind in PROGRAM_KINDS
+        if source_of(pair, kind) is not None
     ]
     own = executor is None and bool(tasks)
     if own:
@@ -517,9 +630,9 @@ def verify(
 
     def work(task: tuple[ClaimPair, str, str]) -> ProgramRun:
         pair, device, kind = task
-        example = pair.flagged if kind == "claim" else pair.fixed
-        assert executor is not None
-        run = executor.run(example.source, device, f"{pair.code}-{kind}-{pair.index}", kind, timeout)
+        source = source_of(pair, kind)
+        assert executor is not None and source is not None
+        run = executor.run(source, device, f"{pair.code}-{kind}-{pair.index}", kind, timeout)
         if progress is not None:
             progress(f"{pair.code} claim {pair.index} {kind} on {device}: {run.status} ({run.seconds:.1f} s)")
         return run
@@ -542,22 +655,26 @@ def verify(
 
     cells = []
     for rule in rules:
+        has_fix = rule.fix in ("safe", "unsafe")
         for device in devices:
             if rule.problem:
-                cells.append(Cell(rule.code, rule.name, rule.path.name, device, ERROR, rule.problem))
+                autofix = AutofixResult(ERROR, f"not run: {rule.problem}") if has_fix else NO_AUTOFIX
+                cells.append(Cell(rule.code, rule.name, rule.path.name, device, ERROR, rule.problem, autofix=autofix))
                 continue
             if device in unavailable:
-                cells.append(Cell(rule.code, rule.name, rule.path.name, device, SKIPPED, unavailable[device]))
+                autofix = AutofixResult(SKIPPED, unavailable[device]) if has_fix else NO_AUTOFIX
+                cells.append(Cell(rule.code, rule.name, rule.path.name, device, SKIPPED, unavailable[device], autofix=autofix))
                 continue
             results = []
             for pair in rule.pairs:
                 flagged = finished[(pair, device, "claim")]
                 fixed = finished[(pair, device, "claim-fixed")]
                 static = statics[(rule.code, pair.index)]
-                verdict, evidence = pair_verdict(static, flagged, fixed)
-                results.append(PairResult(pair.index, verdict, evidence, static, (flagged, fixed)))
+                autofix = autofix_outcome(autofixes[(rule.code, pair.index)], flagged, finished.get((pair, device, "claim-autofixed")))
+                verdict, evidence = pair_verdict(static, flagged, fixed, autofix)
+                results.append(PairResult(pair.index, verdict, evidence, static, (flagged, fixed), autofix))
             verdict, evidence = _combine(results)
-            cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, evidence, tuple(results)))
+            cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, evidence, tuple(results), _combine_autofix(results)))
     return cells
 
 

@@ -163,3 +163,20 @@ def test_writes_in_place() -> None:
     assert written("prev += 1\n", "prev")
     assert written("torch.add(a, b, out=prev)\n", "prev")
     assert not written("prev.mul(2)\nother.add_(1)\nx = prev[0]\n", "prev")
+
+
+# -- isinstance with a tuple that is not all tensor classes (TCL101) -------------------------
+def test_isinstance_with_a_non_tensor_class_in_the_tuple_does_not_narrow() -> None:
+    source = """
+import torch
+from torch.nn.utils.rnn import PackedSequence
+
+def f(obj, t):
+    if isinstance(obj, (torch.Tensor, PackedSequence)):
+        probe(obj)
+    else:
+        probe(obj)
+    if isinstance(t, (torch.Tensor, torch.nn.Parameter)):
+        probe(t)
+"""
+    assert kinds(source) == [MAYBE, MAYBE, YES]

@@ -144,7 +144,10 @@ class TensorInference:
         if not isinstance(subject, cst.Name):
             return None
         candidates = [element.value for element in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-        if any(self._names.torch_qualname(c) in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter") for c in candidates):
+        tensor_classes = [self._names.torch_qualname(c) in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter") for c in candidates]
+        # ``isinstance(x, (torch.Tensor, PackedSequence))`` does not make ``x`` a tensor: narrow
+        # only when every class is a tensor class.
+        if tensor_classes and all(tensor_classes):
             return subject.value, (NO if negated else YES)
         return None
 

@@ -485,7 +485,9 @@ def render(records: dict[str, dict], classification: dict[tuple, dict], sources:
         estimate = f"{round(fp / classified * total)}" if classified else "–"
         w(f"| {code} {rules[code]['name']} | {total} | {review} | {classified} | {got['hazard']} | {got['deliberate']} | {fp} | {_pct(fp, classified)} | {estimate} |\n")
     if stale:
-        w(f"\n{len(stale)} classification(s) match no current finding (the code or the rule changed); they are not counted.\n")
+        per_rule = ", ".join(f"{code}: {count}" for code, count in sorted(Counter(key[2] for key in stale).items()))
+        w(f"\n{len(stale)} classification(s) match no current finding ({per_rule}): the code or the rule changed "
+          "(e.g. a false positive the rule no longer reports); they are kept in the CSV as a record and not counted.\n")
     w("\n## Notes per rule\n\n")
     notes: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for key, row in sorted(current):

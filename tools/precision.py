@@ -20,7 +20,8 @@ and checks that it reports exactly those findings.
 ``sample`` takes, per rule over all corpora, every finding when there are fewer
 than 200 and a seeded random sample of 50 otherwise, and writes
 ``<cache>/review.md`` (path:line, message, the code around it) and
-``<cache>/review-template.csv`` (the rows still to classify, verdict empty).
+``<cache>/review-template.csv`` (the rows still to classify, verdict empty): fill in
+verdict and note, append the rows to ``docs/precision-review.csv`` and ``render``.
 
 ``render`` reads the classifications (``docs/precision-review.csv``: corpus, path,
 line, code, line_hash, occurrence, verdict, note; verdict is one of hazard,

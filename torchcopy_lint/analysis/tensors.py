@@ -243,6 +243,24 @@ class TensorInference:
             return YES
         return MAYBE
 
+    def _plain_class(self, node: cst.CSTNode, depth: int) -> bool:
+        """Whether a class defined in this file surely is not a tensor: its bases are
+        builtins (``object``, ``dict``, ``Exception`` ...) or plain classes of this file."""
+        if not isinstance(node, cst.ClassDef) or depth > _MAX_DEPTH:
+            return False
+        for base in node.bases:
+            if base.keyword is not None:
+                continue  # ``metaclass=...``
+            value = base.value
+            if not isinstance(value, cst.Name):
+                return False  # ``nn.Module``, ``typing.NamedTuple`` ...: not known to be plain
+            binding = self._scopes.lookup(value.value)
+            if binding is None:
+                continue  # a builtin
+            if binding.kind != "class" or not self._plain_class(binding.node, depth + 1):
+                return False
+        return True
+
     def _is_parameter_like(self, expr: cst.BaseExpression, depth: int) -> bool:
         return self.grad_evidence(expr, depth) is not None
 
@@ -264,6 +282,8 @@ class TensorInference:
             binding = self._scopes.lookup(func.value)
             if binding is not None and binding.kind == "import" and binding.qualname and not binding.qualname.startswith("torch"):
                 return NO if binding.qualname.split(".")[0] in ("numpy", "pandas", "math", "random") else MAYBE
+            if binding is not None and binding.kind == "class" and self._plain_class(binding.node, depth):
+                return NO  # an instance of a class of this file that is no tensor subclass
             return MAYBE
         if isinstance(func, cst.Attribute):
             method = func.attr.value

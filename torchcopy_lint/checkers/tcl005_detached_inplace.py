@@ -1,0 +1,199 @@
+"""TCL005 detached-inplace: an in-place write to ``x.detach()`` used as its own value.
+
+See rules/TCL005-detached-inplace.md. Two forms are reported:
+
+- a write (``d.mul_(2)``, ``d += 1``, ``d[i] = 0``) through a name bound to ``x.detach()``
+  (or a view of it) while ``x`` is still used afterwards: read again, or (when ``x``
+  requires grad and fed a computation before the write) a ``backward()`` follows;
+- a chained write whose result is used as a value: ``y = x.detach().mul_(2)``.
+
+A standalone ``p.detach().copy_(q)`` statement only updates ``p`` and is not reported.
+"Afterwards" needs the rest of the function, so named writes are decided when the
+function (or the module) ends, from the flow analysis' ordered name loads and stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name
+from torchcopy_lint.analysis.flow import Point, may_flow
+from torchcopy_lint.analysis.tensors import NO
+from torchcopy_lint.checkers.base import Checker
+
+
+@dataclass
+class _Write:
+    node: cst.CSTNode
+    top: cst.CSTNode | None
+    point: Point
+    view: str  # what is written to (``d``, ``d[0]``, ``d.view(-1)``)
+    source: str  # dotted source
+    operation: str
+    requires_grad: bool
+
+
+@dataclass
+class _State:
+    writes: list[_Write] = field(default_factory=list)
+    detach_receivers: set[int] = field(default_factory=set)  # ids of ``x`` in ``x.detach()``
+    # Attribute sources (``self.weight``) of ``.detach()`` calls -> their loads (False) and
+    # stores (True) from then on.
+    watched: dict[str, list[tuple[Point, bool]]] = field(default_factory=dict)
+
+
+def _short(node: cst.CSTNode, limit: int = 40) -> str:
+    text = " ".join(code_of(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class DetachedInplace(Checker):
+    code = "TCL005"
+    triggers = (".detach()",)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.ctx.flow.log_names()
+        self._states: list[_State] = []
+
+    # -- frames -------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._states.append(_State())
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._decide(self._states.pop())
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._states.append(_State())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._decide(self._states.pop())
+
+    # -- is it a tensor's detached view -----------------------------------------------
+    def _tensor_source(self, source: cst.BaseExpression) -> bool:
+        if not self.ctx.names.imports_torch or self.ctx.tensors.kind(source) is NO:
+            return False
+        qualname = self.ctx.names.qualname(source)
+        return qualname is None or qualname.startswith("torch")  # not ``sys.stdout.detach()``
+
+    def _detached_source(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        viewed = detached_view(expr)
+        if viewed is None or viewed[1] != "detach" or not self._tensor_source(viewed[0]):
+            return None
+        return viewed[0]
+
+    # -- chained writes used as values ---------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "detach" and not node.args:
+            source = func.value
+            if isinstance(source, cst.Name):
+                self._states[-1].detach_receivers.add(id(source))
+            elif isinstance(source, cst.Attribute):
+                dotted = dotted_name(source)
+                if dotted is not None:
+                    self._states[-1].watched.setdefault(dotted, [])
+        if not (isinstance(func, cst.Attribute) and writes_values(func.attr.value)):
+            return
+        receiver = func.value
+        # Peel earlier in-place calls of the same chain: ``x.detach().mul_(2).add_(1)``.
+        while True:
+            receiver = strip_views(receiver)
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and writes_values(receiver.func.attr.value):
+                receiver = receiver.func.value
+            else:
+                break
+        source = self._detached_source(receiver)
+        if source is None or not self._used_as_value(node):
+            return
+        self.report(
+            node,
+            view=_short(func.value),
+            source=_short(source),
+            operation=f".{func.attr.value}(...)",
+            reason="and the result is used as a separate value",
+        )
+
+    def _used_as_value(self, node: cst.Call) -> bool:
+        """False for a standalone statement ``p.detach().copy_(q)`` and for a link of a
+        longer in-place chain (``x.detach().mul_(2).add_(1)``: the last call decides)."""
+        parents = self.ctx.parents
+        parent = parents[-1] if parents else None
+        if isinstance(parent, (cst.Expr, cst.Lambda)):
+            return False  # a statement, or a callback's body (``module.apply(lambda m: ...)``)
+        if isinstance(parent, cst.Attribute) and parent.value is node and len(parents) > 1:
+            grand = parents[-2]
+            if isinstance(grand, cst.Call) and grand.func is parent and writes_values(parent.attr.value):
+                return False
+        return True
+
+    # -- writes through a name bound to ``x.detach()`` -----------------------------------
+    def _record(self, node: cst.CSTNode) -> None:
+        write = inplace_write(node)
+        if write is None:
+            return
+        written, operation = write
+        view = written_tensor(written)  # ``d``, for ``d[0]``, ``d.view(-1)``, ``d.data``
+        if not isinstance(view, cst.Name):
+            return
+        binding = self.ctx.scopes.lookup(view.value)
+        if binding is None or binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
+            return
+        if binding.index is not None:
+            return
+        source = self._detached_source(binding.value)
+        if source is None:
+            return
+        dotted = dotted_name(source)
+        if dotted is None or dotted == view.value:
+            return  # ``model(x).detach()``: nobody else holds the source
+        evidence = self.ctx.tensors.grad_evidence(source)
+        state = self._states[-1]
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, evidence is not None)
+        state.writes.append(record)
+
+    leave_Call = leave_AugAssign = _record
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        self._record(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        state = self._states[-1] if self._states else None
+        if not state or not state.watched:
+            return
+        dotted = dotted_name(node)
+        if dotted is None or dotted not in state.watched:
+            return
+        parent = self.ctx.parent
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "detach":
+            return
+        state.watched[dotted].append((self.ctx.flow.point(), isinstance(parent, cst.AssignTarget)))
+
+    # -- decision -------------------------------------------------------------------------
+    def _decide(self, state: _State) -> None:
+        if not state.writes:
+            return
+        names = self.ctx.flow.name_events
+        backwards = [event.point for event in self.ctx.flow.call_events if event.kind == "backward"]
+        for write in state.writes:
+            if "." in write.source:
+                seen = state.watched.get(write.source, [])
+                loads = [point for point, store in seen if not store]
+                kills = [point for point, store in seen if store]
+                earlier = any(point.order < write.point.order for point in loads)
+            else:
+                events = names.get(write.source, [])
+                kills = [event.point for event in events if event.store]
+                loads = [event.point for event in events if not event.store and id(event.node) not in state.detach_receivers]
+                earlier = any(point.order < write.point.order for point in loads)
+            reason = None
+            if any(may_flow(write.point, load, kills) for load in loads):
+                reason = f"and `{write.source}` is used afterwards"
+            elif write.requires_grad and earlier and any(may_flow(write.point, point, kills) for point in backwards):
+                reason = "and a later backward() needs its old value"
+            if reason is not None:
+                details = {"view": write.view, "source": write.source, "operation": write.operation, "reason": reason}
+                self.ctx.report(write.node, self.code, self.spec.message.format_map(details), top=write.top)

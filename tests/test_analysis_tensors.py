@@ -180,3 +180,20 @@ def f(obj, t):
         probe(t)
 """
     assert kinds(source) == [MAYBE, MAYBE, YES]
+
+
+def test_isinstance_of_a_builtin_type_says_the_body_is_no_tensor() -> None:
+    """A parameter annotated Tensor but guarded by isinstance(x, list) is a list there
+    (a TCL002 false positive found in transformers' blip); the else branch stays a tensor."""
+    from conftest import lint
+
+    source = (
+        "import torch\n"
+        "def f(input_ids: torch.Tensor):\n"
+        "    if isinstance(input_ids, list):\n"
+        "        a = torch.tensor(input_ids)\n"
+        "    else:\n"
+        "        b = torch.tensor(input_ids)\n"
+        "    c = torch.tensor(input_ids) if isinstance(input_ids, (list, tuple)) else None\n"
+    )
+    assert lint(source, "TCL002") == [(6, "TCL002")]

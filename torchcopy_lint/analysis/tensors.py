@@ -76,6 +76,9 @@ NOT_TENSOR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "list", "
 LOSS_CALLEES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "compute_loss", "lossfn"})
 
 
+_PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"})
+
+
 def _is_loss_name(name: str) -> bool:
     return name == "loss" or name.endswith("_loss") or name.startswith("loss_")
 
@@ -107,8 +110,10 @@ class TensorInference:
         narrowed = self._isinstance_test(node.test)
         if narrowed is None:
             return
-        name, kind = narrowed
-        for branch, branch_kind in ((node.body, kind), (node.orelse, NO if kind is YES else YES)):
+        name, kind, else_kind = narrowed
+        for branch, branch_kind in ((node.body, kind), (node.orelse, else_kind)):
+            if branch_kind is None:
+                continue
             for reference in _names_in(branch, name):
                 self._narrowed_names[id(reference)] = branch_kind
 
@@ -116,10 +121,11 @@ class TensorInference:
         narrowed = self._isinstance_test(node.test)
         if narrowed is None:
             return
-        name, kind = narrowed
-        self._pending[id(node.body)] = Narrowing(name, kind)
-        if node.orelse is not None and isinstance(node.orelse, cst.Else):
-            self._pending[id(node.orelse)] = Narrowing(name, NO if kind is YES else YES)
+        name, kind, else_kind = narrowed
+        if kind is not None:
+            self._pending[id(node.body)] = Narrowing(name, kind)
+        if else_kind is not None and node.orelse is not None and isinstance(node.orelse, cst.Else):
+            self._pending[id(node.orelse)] = Narrowing(name, else_kind)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         narrowing = self._pending.pop(id(node), None)
@@ -134,7 +140,12 @@ class TensorInference:
     visit_Else = visit_IndentedBlock
     leave_Else = leave_IndentedBlock
 
-    def _isinstance_test(self, test: cst.BaseExpression) -> tuple[str, Tensorness] | None:
+    def _isinstance_test(self, test: cst.BaseExpression) -> tuple[str, Tensorness | None, Tensorness | None] | None:
+        """``(name, kind in the body, kind in the else branch)`` for an isinstance test.
+
+        ``isinstance(x, torch.Tensor)`` decides both branches; ``isinstance(x, list)``
+        (any builtin or numpy class) only says the body's ``x`` is no tensor.
+        """
         negated = False
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             negated, test = True, test.expression
@@ -148,8 +159,17 @@ class TensorInference:
         # ``isinstance(x, (torch.Tensor, PackedSequence))`` does not make ``x`` a tensor: narrow
         # only when every class is a tensor class.
         if tensor_classes and all(tensor_classes):
-            return subject.value, (NO if negated else YES)
+            return (subject.value, NO, YES) if negated else (subject.value, YES, NO)
+        if candidates and all(self._is_plain_type(c) for c in candidates):
+            return (subject.value, None, NO) if negated else (subject.value, NO, None)
         return None
+
+    def _is_plain_type(self, expr: cst.BaseExpression) -> bool:
+        """A builtin container/scalar class or a numpy array class: never a torch tensor."""
+        if isinstance(expr, cst.Name) and expr.value in _PLAIN_TYPES and self._scopes.lookup(expr.value) is None:
+            return True
+        name = self._names.qualname(expr)
+        return name in ("numpy.ndarray", "numpy.generic", "numbers.Number")
 
     # -- queries --------------------------------------------------------------
     def kind(self, expr: cst.BaseExpression, _depth: int = 0) -> Tensorness:

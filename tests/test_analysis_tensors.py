@@ -197,3 +197,29 @@ def test_isinstance_of_a_builtin_type_says_the_body_is_no_tensor() -> None:
         "    c = torch.tensor(input_ids) if isinstance(input_ids, (list, tuple)) else None\n"
     )
     assert lint(source, "TCL002") == [(6, "TCL002")]
+
+
+def test_buffers_named_weight_and_switched_off_grad_are_not_leaves() -> None:
+    """TCL007 false positives from transformers: FrozenBatchNorm2d registers weight/bias as
+    buffers, and pytorch_utils switches requires_grad off around a copy_."""
+    from conftest import lint
+
+    source = (
+        "import torch\n"
+        "from torch import nn\n"
+        "class FrozenBN(nn.Module):\n"
+        "    def __init__(self, n):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('weight', torch.ones(n))\n"
+        "    def reset(self):\n"
+        "        self.weight.fill_(1.0)\n"
+        "def replace(module):\n"
+        "    new_module = FrozenBN(4)\n"
+        "    new_module.weight.copy_(module.weight)\n"
+        "    layer = nn.Linear(2, 2)\n"
+        "    layer.weight.requires_grad = False\n"
+        "    layer.weight.copy_(module.weight)\n"
+        "    layer.weight.requires_grad = True\n"
+        "    layer.weight.copy_(module.weight)\n"
+    )
+    assert lint(source, "TCL007") == [(16, "TCL007")]

@@ -76,6 +76,38 @@ NOT_TENSOR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "list", "
 LOSS_CALLEES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "compute_loss", "lossfn"})
 
 
+def _dotted(expr: cst.BaseExpression) -> str | None:
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    parts.append(expr.value)
+    return ".".join(reversed(parts))
+
+
+def _buffer_names(class_node: cst.ClassDef) -> frozenset[str]:
+    """Attribute names a class registers as buffers (``self.register_buffer("w", ...)``,
+    ``self.w = nn.Buffer(...)``), found by a scan of its body."""
+    from torchcopy_lint.walker import iter_children
+
+    names: set[str] = set()
+    pending: list[cst.CSTNode] = [class_node.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "register_buffer" and node.args:
+            first = node.args[0].value
+            if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                names.add(first.evaluated_value)
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _dotted(node.value.func) in ("nn.Buffer", "torch.nn.Buffer", "Buffer"):
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute):
+                    names.add(target.target.attr.value)
+        pending.extend(iter_children(node))
+    return frozenset(names)
+
+
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex"})
 
 
@@ -104,6 +136,61 @@ class TensorInference:
         self._pending: dict[int, Narrowing] = {}
         self._active: list[Narrowing] = []
         self._narrowed_names: dict[int, Tensorness] = {}  # id(Name node) -> kind, from ``a if isinstance(x, T) else b``
+        # Per function: dotted names whose ``requires_grad`` was switched off
+        # (``w.requires_grad = False`` / ``w.requires_grad_(False)``) and not back on.
+        self._grad_frozen: list[set[str]] = [set()]
+        self._buffers: dict[int, frozenset[str]] = {}
+
+    # -- walk participant: requires_grad switched off -------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._grad_frozen.append(set())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._grad_frozen.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
+                owner = _dotted(target.target.value)
+                if owner is not None:
+                    self._set_frozen(owner, frozen=_is_false(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+            owner = _dotted(node.func.value)
+            if owner is not None:
+                self._set_frozen(owner, frozen=bool(node.args) and _is_false(node.args[0].value))
+
+    def _set_frozen(self, owner: str, frozen: bool) -> None:
+        if frozen:
+            self._grad_frozen[-1].add(owner)
+        else:
+            self._grad_frozen[-1].discard(owner)
+
+    def grad_switched_off(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
+        dotted = _dotted(expr)
+        return dotted is not None and dotted in self._grad_frozen[-1]
+
+    def _buffer_attribute(self, expr: cst.Attribute) -> bool:
+        """``x.weight`` where ``x`` is (an instance of) a class of this file that makes
+        ``weight`` a buffer (``register_buffer("weight", ...)`` / ``nn.Buffer``), not a parameter."""
+        receiver = expr.value
+        class_node: cst.CSTNode | None = None
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            class_node = next((scope.node for scope in reversed(self._scopes.scopes) if scope.kind == "class"), None)
+        elif isinstance(receiver, cst.Name):
+            binding = self._scopes.lookup(receiver.value)
+            if binding is not None and binding.kind == "assign" and isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name):
+                class_binding = self._scopes.lookup(binding.value.func.value)
+                if class_binding is not None and class_binding.kind == "class":
+                    class_node = class_binding.node
+        if not isinstance(class_node, cst.ClassDef):
+            return False
+        names = self._buffers.get(id(class_node))  # per file: nodes live as long as this object
+        if names is None:
+            names = self._buffers[id(class_node)] = _buffer_names(class_node)
+        return expr.attr.value in names
 
     # -- walk participant: isinstance narrowing -----------------------------
     def visit_IfExp(self, node: cst.IfExp) -> None:
@@ -400,7 +487,7 @@ class TensorInference:
                 return self.leaf_grad_evidence(binding.value, depth)
             return None
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in PARAMETER_ATTRIBUTES and self._names.imports_torch:
+            if expr.attr.value in PARAMETER_ATTRIBUTES and self._names.imports_torch and not self._buffer_attribute(expr) and not self.grad_switched_off(expr):
                 return f"a parameter (.{expr.attr.value})"
             return None
         if isinstance(expr, cst.Subscript):

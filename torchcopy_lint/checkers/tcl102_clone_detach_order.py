@@ -9,6 +9,8 @@ import libcst as cst
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, keyword_arg, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.fixes.builders import as_receiver, keep_parens
+from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Fresh tensors from these torch functions do not require grad unless asked to.
 _FACTORIES = frozenset(
@@ -46,7 +48,26 @@ class CloneDetachOrder(Checker):
         kind = self.ctx.tensors.kind(source)
         if kind is NO or (kind is not YES and not self.ctx.names.imports_torch):
             return
-        self.report(node, call=code_of(node), target=code_of(source), clone_args=_args_text(inner, skip_first=self._is_function_form(inner)))
+        function_form = self._is_function_form(inner)
+        fix = self._fix(node, inner, source, function_form, kind is YES)
+        self.report(node, fix=fix, call=code_of(node), target=code_of(source), clone_args=_args_text(inner, skip_first=function_form))
+
+    def _fix(self, node: cst.Call, clone: cst.Call, source: cst.BaseExpression, function_form: bool, known_tensor: bool) -> Fix:
+        """``x.clone(args).detach()`` / ``torch.clone(x, args).detach()`` -> ``x.detach().clone(args)``.
+
+        The same tensor either way; safe when ``x`` is a tensor (``torch.clone`` takes
+        only tensors), unsafe when the file does not show it (another class's
+        ``clone()`` may return a tensor while having no ``detach()`` itself).
+        """
+        arguments = list(clone.args)
+        if function_form:
+            first = next(index for index, argument in enumerate(arguments) if argument.keyword is None and not argument.star)
+            del arguments[first]
+            if arguments:
+                arguments[-1] = arguments[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        detached = cst.Call(func=cst.Attribute(value=as_receiver(source), attr=cst.Name("detach")))
+        fixed = cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("clone")), args=arguments)
+        return Fix(SAFE if known_tensor or function_form else UNSAFE, ((node, keep_parens(node, fixed)),))
 
     def _never_requires_grad(self, source: cst.BaseExpression) -> bool:
         """``x.data``, ``x.detach()``, a gradient, a fresh factory tensor: autograd records no clone."""

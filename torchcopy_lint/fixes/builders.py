@@ -56,3 +56,56 @@ def wrap_in_no_grad(ctx: FileContext, line: cst.SimpleStatementLine, new_stateme
 def method_call(receiver: cst.BaseExpression, method: str, args: tuple[cst.Arg, ...] = ()) -> cst.Call:
     """``receiver.method(*args)``."""
     return cst.Call(func=cst.Attribute(value=receiver, attr=cst.Name(method)), args=list(args))
+
+
+# -- expressions ----------------------------------------------------------------
+_ATOMIC_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
+
+
+def as_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` fit to be the receiver of ``.method()``: parenthesised unless it is atomic
+    (``a * 2`` -> ``(a * 2)``; ``x``, ``m.w``, ``f(x)``, ``x[0]`` stay as they are)."""
+    if getattr(expr, "lpar", None) or isinstance(expr, _ATOMIC_RECEIVERS):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def keep_parens(old: cst.BaseExpression, new: cst.BaseExpression) -> cst.BaseExpression:
+    """``new`` with the parentheses written around ``old`` (a replaced node keeps them)."""
+    if getattr(old, "lpar", None) and not getattr(new, "lpar", None):
+        return new.with_changes(lpar=old.lpar, rpar=old.rpar)  # type: ignore[attr-defined]
+    return new
+
+
+def detach_clone(source: cst.BaseExpression) -> cst.Call:
+    """``source.detach().clone()``: an independent copy without autograd history."""
+    return method_call(method_call(as_receiver(source), "detach"), "clone")
+
+
+def torch_attr(ctx: FileContext, *path: str) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+    """``torch.<path>`` (``torch.empty``, ``torch.int64``) through the file's torch alias."""
+    expr, imports = torch_module_expr(ctx)
+    for part in path:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr, imports
+
+
+def keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """``name=value`` as a call argument (no spaces around ``=``)."""
+    no_space = cst.SimpleWhitespace("")
+    return cst.Arg(value=value, keyword=cst.Name(name), equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space))
+
+
+def append_args(args: tuple[cst.Arg, ...] | list[cst.Arg], extra: list[cst.Arg]) -> list[cst.Arg]:
+    """``args`` followed by ``extra``; a trailing comma (``f(\\n    3, 4,\\n)``) moves to the new last argument."""
+    args = list(args)
+    if not extra:
+        return args
+    if not args:
+        return list(extra)
+    last = args[-1]
+    trailing = last.comma
+    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    extra = list(extra)
+    extra[-1] = extra[-1].with_changes(comma=trailing)
+    return args + extra

@@ -60,3 +60,53 @@ def test_tcl102_unknown_receiver_is_unsafe() -> None:
     """
     assert fix(source, "TCL102") == textwrap.dedent(source)
     assert fix(source, "TCL102", unsafe=True).endswith("return x.detach().clone()\n")
+
+
+# -- TCL003 graph-attached-snapshot ---------------------------------------------------
+TCL003_SOURCE = """\
+import torch as th
+from torch import nn
+
+def track(steps, model, x, device):
+    w = th.nn.Parameter(th.ones(3))
+    bias = nn.Parameter(th.zeros(3))
+    history = []
+    for _ in range(steps):
+        history.append(w.clone())
+    prev = th.clone(bias)
+    prev2 = th.clone(bias, memory_format=th.contiguous_format)
+    out = model(x)
+    history.append(out.clone().to(device).float())
+    ema_w = (model.fc.weight * 0.9).clone()
+    initial = [p.clone() for p in model.parameters()]
+    prev_w, prev_b = model.fc.weight.clone(), model.fc.bias.clone()
+    return history, prev, prev2, ema_w, initial, prev_w, prev_b
+"""
+
+
+def test_tcl003_forms_are_unsafe_fixes() -> None:
+    assert fix(TCL003_SOURCE, "TCL003") == TCL003_SOURCE  # nothing without --unsafe-fixes
+    check(
+        "TCL003",
+        TCL003_SOURCE,
+        """\
+        import torch as th
+        from torch import nn
+
+        def track(steps, model, x, device):
+            w = th.nn.Parameter(th.ones(3))
+            bias = nn.Parameter(th.zeros(3))
+            history = []
+            for _ in range(steps):
+                history.append(w.detach().clone())
+            prev = bias.detach().clone()
+            prev2 = bias.detach().clone(memory_format=th.contiguous_format)
+            out = model(x)
+            history.append(out.detach().clone().to(device).float())
+            ema_w = (model.fc.weight * 0.9).detach().clone()
+            initial = [p.detach().clone() for p in model.parameters()]
+            prev_w, prev_b = model.fc.weight.detach().clone(), model.fc.bias.detach().clone()
+            return history, prev, prev2, ema_w, initial, prev_w, prev_b
+        """,
+        unsafe=True,
+    )

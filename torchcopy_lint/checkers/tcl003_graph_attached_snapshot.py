@@ -15,6 +15,8 @@ import libcst as cst
 from torchcopy_lint.analysis.cst_helpers import code_of, positional_args, writes_in_place
 from torchcopy_lint.analysis.tensors import GRAD_CUTTING_METHODS, NO, YES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
+from torchcopy_lint.fixes.model import UNSAFE, Fix
 
 # Methods after ``.clone()`` that keep the result attached to the same graph.
 GRAPH_PRESERVING = frozenset(
@@ -66,7 +68,11 @@ class GraphAttachedSnapshot(Checker):
         text = _short(source)
         if not isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not getattr(source, "lpar", None):
             text = f"({text})"
-        self.report(node, clone=_short(node), where=where, evidence=evidence, instead=f"{text}.detach().clone()")
+        # Unsafe: the snapshot stops carrying gradients, which changes training silently
+        # where a gradient through it was meant (the rule's evidence is a heuristic).
+        fixed = detach_then_clone(node, source, function_form=node.func.value is not source)  # type: ignore[attr-defined]
+        fix = Fix(UNSAFE, ((node, keep_parens(node, fixed)),))
+        self.report(node, fix=fix, clone=_short(node), where=where, evidence=evidence, instead=f"{text}.detach().clone()")
 
     def _clone_source(self, node: cst.Call) -> cst.BaseExpression | None:
         func = node.func

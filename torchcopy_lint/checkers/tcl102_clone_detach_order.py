@@ -9,7 +9,7 @@ import libcst as cst
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, keyword_arg, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.fixes.builders import as_receiver, keep_parens
+from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Fresh tensors from these torch functions do not require grad unless asked to.
@@ -59,14 +59,7 @@ class CloneDetachOrder(Checker):
         only tensors), unsafe when the file does not show it (another class's
         ``clone()`` may return a tensor while having no ``detach()`` itself).
         """
-        arguments = list(clone.args)
-        if function_form:
-            first = next(index for index, argument in enumerate(arguments) if argument.keyword is None and not argument.star)
-            del arguments[first]
-            if arguments:
-                arguments[-1] = arguments[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        detached = cst.Call(func=cst.Attribute(value=as_receiver(source), attr=cst.Name("detach")))
-        fixed = cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("clone")), args=arguments)
+        fixed = detach_then_clone(clone, source, function_form)
         return Fix(SAFE if known_tensor or function_form else UNSAFE, ((node, keep_parens(node, fixed)),))
 
     def _never_requires_grad(self, source: cst.BaseExpression) -> bool:

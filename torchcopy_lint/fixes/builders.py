@@ -109,3 +109,15 @@ def append_args(args: tuple[cst.Arg, ...] | list[cst.Arg], extra: list[cst.Arg])
     extra = list(extra)
     extra[-1] = extra[-1].with_changes(comma=trailing)
     return args + extra
+
+
+def detach_then_clone(clone: cst.Call, source: cst.BaseExpression, function_form: bool) -> cst.Call:
+    """``x.clone(args)`` or ``torch.clone(x, args)`` as ``x.detach().clone(args)``
+    (``source`` is ``x``; ``function_form`` says the call is ``torch.clone``)."""
+    arguments = list(clone.args)
+    if function_form:
+        del arguments[next(index for index, argument in enumerate(arguments) if argument.value is source)]
+        if arguments:
+            arguments[-1] = arguments[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    detached = method_call(as_receiver(source), "detach")
+    return cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("clone")), args=arguments)

@@ -110,3 +110,82 @@ def test_tcl003_forms_are_unsafe_fixes() -> None:
         """,
         unsafe=True,
     )
+
+
+# -- TCL007 leaf-inplace ------------------------------------------------------------------
+def test_tcl007_statements_are_wrapped_and_joined() -> None:
+    check(
+        "TCL007",
+        """\
+        import torch as th
+
+        w = th.zeros(4, 4, requires_grad=True)
+        # reset the first row
+        w[0].add_(1)  # keep this comment
+        w[:, 1] = 0.0
+
+        w *= 2
+        if w.sum() > 0: w.zero_()
+        reset = lambda: w.zero_()
+        """,
+        """\
+        import torch as th
+
+        w = th.zeros(4, 4, requires_grad=True)
+        # reset the first row
+        with th.no_grad():
+            w[0].add_(1)  # keep this comment
+            w[:, 1] = 0.0
+
+        with th.no_grad():
+            w *= 2
+        if w.sum() > 0: w.zero_()
+        reset = lambda: w.zero_()
+        """,
+    )
+
+
+def test_tcl007_adds_the_torch_import_when_the_file_has_none() -> None:
+    check(
+        "TCL007",
+        """\
+        from torch.nn import Parameter
+        from torch import zeros
+
+        p = Parameter(zeros(2))
+        p.fill_(1.0)
+        """,
+        """\
+        from torch.nn import Parameter
+        from torch import zeros
+        import torch
+
+        p = Parameter(zeros(2))
+        with torch.no_grad():
+            p.fill_(1.0)
+        """,
+    )
+
+
+def test_tcl007_and_tcl001_fixes_side_by_side() -> None:
+    source = """\
+    import torch
+
+    def step(model, lr):
+        for p in model.parameters():
+            p.data.mul_(0.9)
+            p.add_(p.grad, alpha=-lr)
+    """
+    outcome = fix_bytes(textwrap.dedent(source).encode(), "example.py", {"TCL001", "TCL007"})
+    assert outcome.fixed_count == 2
+    assert outcome.fixed.decode() == textwrap.dedent(
+        """\
+        import torch
+
+        def step(model, lr):
+            for p in model.parameters():
+                with torch.no_grad():
+                    p.mul_(0.9)
+                    p.add_(p.grad, alpha=-lr)
+        """
+    )

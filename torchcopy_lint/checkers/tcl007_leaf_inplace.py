@@ -12,6 +12,8 @@ from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.context import FileContext
+from torchcopy_lint.fixes.builders import current_statement, wrap_in_no_grad
+from torchcopy_lint.fixes.model import SAFE, Fix
 
 # Trailing-underscore methods that change flags or placement, not values (allowed on a leaf).
 NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "detach_"})
@@ -55,6 +57,20 @@ class LeafInplace(Checker):
                 return None
         return evidence
 
+    def _fix(self, node: cst.CSTNode) -> Fix | None:
+        """The statement, unchanged, inside ``with torch.no_grad():``.
+
+        Safe: with grad recording on, the update raises (a leaf that requires grad, or a
+        view of one, cannot be changed in place), so the fix changes behaviour only
+        where the original failed. Only a statement on its own line can be wrapped; an
+        update inside an expression, a comprehension or a lambda has no fix.
+        """
+        line = current_statement(self.ctx, node)
+        if line is None:
+            return None
+        wrapped, imports = wrap_in_no_grad(self.ctx, line, line.body[0])
+        return Fix(SAFE, ((line, wrapped),), imports)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute):
@@ -64,13 +80,13 @@ class LeafInplace(Checker):
             return
         evidence = self._evidence(func.value, None)
         if evidence is not None:
-            self.report(node, target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
+            self.report(node, fix=self._fix(node), target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         evidence = self._evidence(node.target, node.value)
         if evidence is not None:
             operator = code_of(node.operator).strip()
-            self.report(node, target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)
+            self.report(node, fix=self._fix(node), target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -80,7 +96,7 @@ class LeafInplace(Checker):
             # Any index, basic or advanced: ``w[mask] = v`` writes to ``w`` itself.
             evidence = self._evidence(item.value, node.value)
             if evidence is not None:
-                self.report(node, target=code_of(item.value), operation="[...] = ...", evidence=evidence)
+                self.report(node, fix=self._fix(node), target=code_of(item.value), operation="[...] = ...", evidence=evidence)
                 return
 
 

@@ -189,3 +189,66 @@ def test_tcl007_and_tcl001_fixes_side_by_side() -> None:
                     p.add_(p.grad, alpha=-lr)
         """
     )
+
+
+# -- TCL101 data-access -----------------------------------------------------------------
+def test_tcl101_known_tensors_safe_guessed_ones_unsafe() -> None:
+    source = """\
+    import torch
+    import torch.nn as nn
+
+    def forms(model, param, criterion, x: torch.Tensor):
+        a = x.data
+        for m in model.modules():
+            nn.init.xavier_uniform_(m.weight.data)
+        b = (x * 2).data[0]
+        c = x.data.data
+        loss = criterion(model(x), x)
+        d = loss.data
+        e = param.data.cpu()
+        x.data.zero_()  # TCL001's, not touched
+        return a, b, c, d, e
+    """
+    check(
+        "TCL101",
+        source,
+        """\
+        import torch
+        import torch.nn as nn
+
+        def forms(model, param, criterion, x: torch.Tensor):
+            a = x.detach()
+            for m in model.modules():
+                nn.init.xavier_uniform_(m.weight.detach())
+            b = (x * 2).detach()[0]
+            c = x.detach().detach()
+            loss = criterion(model(x), x)
+            d = loss.data
+            e = param.data.cpu()
+            x.data.zero_()  # TCL001's, not touched
+            return a, b, c, d, e
+        """,
+    )
+    unsafe = fix(source, "TCL101", unsafe=True)
+    assert "d = loss.detach()" in unsafe and "e = param.detach().cpu()" in unsafe and "x.data.zero_()" in unsafe
+
+
+def test_tcl101_with_tcl001_fixes_reads_and_writes() -> None:
+    source = """\
+    import torch
+
+    def step(w: torch.Tensor, lr):
+        g = w.grad.data
+        w.data.add_(g, alpha=-lr)
+    """
+    outcome = fix_bytes(textwrap.dedent(source).encode(), "example.py", {"TCL001", "TCL101"}, unsafe=True)
+    assert outcome.fixed.decode() == textwrap.dedent(
+        """\
+        import torch
+
+        def step(w: torch.Tensor, lr):
+            g = w.grad.detach()
+            with torch.no_grad():
+                w.add_(g, alpha=-lr)
+        """
+    )

@@ -14,6 +14,8 @@ from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_ONLY_METHODS, YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.context import FileContext
+from torchcopy_lint.fixes.builders import keep_parens, method_call
+from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # In-place methods that change flags, not values: TCL001 does not treat them as
 # writes, so a ``.data`` receiving them is a plain read.
@@ -74,7 +76,14 @@ class DataAccess(Checker):
         parent = parents[-1] if parents else None
         grandparent = parents[-2] if len(parents) > 1 else None
         if self._owner_is_tensor(owner, node, parent, grandparent):
-            self.report(node, target=code_of(owner))
+            # ``X.data`` -> ``X.detach()``: the same alias, cut off from the graph, but sharing
+            # X's version counter. Safe for a known tensor (the difference shows only where a
+            # later in-place write would have silently corrupted a gradient: backward raises
+            # instead); unsafe when only the use suggests a tensor (an object without
+            # ``detach()`` would now fail).
+            applicability = SAFE if self.ctx.tensors.kind(owner) is YES else UNSAFE
+            fix = Fix(applicability, ((node, keep_parens(node, method_call(owner, "detach"))),))
+            self.report(node, fix=fix, target=code_of(owner))
 
     @staticmethod
     def _is_write(node: cst.CSTNode, parents: list[cst.CSTNode]) -> bool:

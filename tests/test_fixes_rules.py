@@ -252,3 +252,74 @@ def test_tcl101_with_tcl001_fixes_reads_and_writes() -> None:
                 w.add_(g, alpha=-lr)
         """
     )
+
+
+# -- TCL002 tensor-copy-construct ----------------------------------------------------------
+TCL002_SOURCE = """\
+from torch import tensor
+import torch as th
+
+def forms(x: th.Tensor, y: th.Tensor, flag, model, opts):
+    a = tensor(x * 2)
+    b = th.tensor(data=x, dtype=None, device="cpu", pin_memory=True, requires_grad=True)
+    c = th.tensor(x, requires_grad=flag)
+    d = x.new_tensor(y, device="cpu")
+    e = model.weight.new_tensor(y)
+    f = th.tensor([[x, y], (y, x)])
+    g = th.Tensor(x)
+    h = th.tensor(x, pin_memory=flag)
+    i = th.tensor(x, **opts)
+    j = model(x).new_tensor(y)
+    return a, b, c, d, e, f, g, h, i, j
+"""
+
+
+def test_tcl002_safe_forms() -> None:
+    check(
+        "TCL002",
+        TCL002_SOURCE,
+        """\
+        from torch import tensor
+        import torch as th
+
+        def forms(x: th.Tensor, y: th.Tensor, flag, model, opts):
+            a = (x * 2).detach().clone()
+            b = x.detach().clone().to(device="cpu").pin_memory().requires_grad_()
+            c = x.detach().clone().requires_grad_(flag)
+            d = y.detach().clone().to(dtype=x.dtype, device="cpu")
+            e = y.detach().clone().to(model.weight)
+            f = th.tensor([[x, y], (y, x)])
+            g = th.Tensor(x)
+            h = th.tensor(x, pin_memory=flag)
+            i = th.tensor(x, **opts)
+            j = model(x).new_tensor(y)
+            return a, b, c, d, e, f, g, h, i, j
+        """,
+    )
+
+
+def test_tcl002_unsafe_forms_stack_and_legacy() -> None:
+    fixed = fix(TCL002_SOURCE, "TCL002", unsafe=True)
+    assert "f = th.stack([th.stack([x, y]), th.stack([y, x])]).detach()" in fixed
+    assert "g = x.detach().clone()" in fixed
+    assert "h = th.tensor(x, pin_memory=flag)" in fixed and "i = th.tensor(x, **opts)" in fixed
+
+
+def test_tcl002_stack_imports_torch_when_the_file_has_only_from_imports() -> None:
+    check(
+        "TCL002",
+        """\
+        from torch import Tensor, tensor
+
+        def merge(a: Tensor, b: Tensor):
+            return tensor((a.sum(), b.sum()), dtype=a.dtype)
+        """,
+        """\
+        from torch import Tensor, tensor
+        import torch
+
+        def merge(a: Tensor, b: Tensor):
+            return torch.stack([a.sum(), b.sum()]).detach().to(dtype=a.dtype)
+        """,
+        unsafe=True,
+    )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, keyword_arg, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
+from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Legacy typed constructors: ``torch.FloatTensor(t)`` returns an alias of ``t``.
 LEGACY_TYPES = frozenset(
@@ -18,6 +20,8 @@ LEGACY_TYPES = frozenset(
 EFFECT_COPY = "copies with a UserWarning and drops its autograd history"
 EFFECT_LIST = "converts each tensor to a Python number (fails for tensors of more than one element) and drops autograd history"
 EFFECT_ALIAS = "does not copy: it returns an alias sharing the tensor's storage (a typed constructor raises on a dtype or device mismatch)"
+# Keywords of ``torch.tensor`` / ``Tensor.new_tensor`` that the fix can spell as methods.
+_FIXABLE_KEYWORDS = frozenset({"data", "dtype", "device", "requires_grad", "pin_memory"})
 
 
 def _short(node: cst.BaseExpression, limit: int = 40) -> str:
@@ -66,11 +70,16 @@ class TensorCopyConstruct(Checker):
             return
         call = f"`{_short(node, 60)}`"
         if self.ctx.tensors.kind(data) is YES:
-            self.report(node, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node)}")
+            fix = self._fix(node, detach_clone(data), SAFE)
+            self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node)}")
         elif isinstance(data, (cst.List, cst.Tuple)) and self._all_tensors(data):
             stacked = _stacked(data)
             stacked = stacked if len(stacked) <= 60 else "torch.stack([...])"
-            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(node)}")
+            # Unsafe: equal only for zero-dimensional elements of one dtype on the default
+            # device (the stack stays on the elements' device; one-element vectors add a dimension).
+            stack, imports = self._stack(data)
+            fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports)
+            self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(node)}")
 
     def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
         if not display.elements:
@@ -86,6 +95,56 @@ class TensorCopyConstruct(Checker):
                 return False
         return True
 
+    # -- fixes -------------------------------------------------------------------
+    def _fix(
+        self, node: cst.Call, copy: cst.BaseExpression, applicability: str, like: cst.BaseExpression | None = None, imports: tuple[str, ...] = ()
+    ) -> Fix | None:
+        """``copy`` followed by the keywords as methods (see :meth:`_option_calls`), replacing ``node``."""
+        fixed = self._option_calls(node, copy, like)
+        if fixed is None:
+            return None
+        return Fix(applicability, ((node, keep_parens(node, fixed)),), imports)
+
+    def _option_calls(self, node: cst.Call, expr: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """The CST twin of :meth:`_options`: ``expr.to(...).requires_grad_().pin_memory()``.
+
+        None when the call has something the methods cannot say (another keyword, ``*args``,
+        a second positional argument, a ``pin_memory=`` that is not a literal).
+        """
+        if len(positional_args(node)) + sum(1 for argument in node.args if argument.keyword is not None) != len(node.args):
+            return None
+        if len(positional_args(node)) > 1 or any(argument.keyword.value not in _FIXABLE_KEYWORDS for argument in node.args if argument.keyword is not None):
+            return None
+        given = {name: arg.value for name in ("dtype", "device") if (arg := keyword_arg(node, name)) is not None and not _is_none(arg.value)}
+        if like is not None:
+            if not given:
+                expr = method_call(expr, "to", (cst.Arg(like),))
+            else:
+                given = {name: given.get(name) or cst.Attribute(value=like, attr=cst.Name(name)) for name in ("dtype", "device")}
+        if given:
+            expr = method_call(expr, "to", tuple(keyword(name, value) for name, value in given.items()))
+        pin = keyword_arg(node, "pin_memory")
+        if pin is not None:
+            if _is_true(pin.value):
+                expr = method_call(expr, "pin_memory")  # before requires_grad_(): the result stays a leaf
+            elif not _is_false(pin.value):
+                return None
+        flag = keyword_arg(node, "requires_grad")
+        if flag is not None and not _is_false(flag.value):
+            expr = method_call(expr, "requires_grad_", () if _is_true(flag.value) else (cst.Arg(flag.value),))
+        return expr
+
+    def _stack(self, display: cst.List | cst.Tuple) -> tuple[cst.Call, tuple[str, ...]]:
+        """``torch.stack([a, b])`` for ``[a, b]`` or ``(a, b)``; nested displays stack their rows first."""
+        stack, imports = torch_attr(self.ctx, "stack")
+        elements = [
+            element.with_changes(value=self._stack(element.value)[0]) if isinstance(element.value, (cst.List, cst.Tuple)) else element
+            for element in display.elements
+        ]
+        if elements:
+            elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return cst.Call(func=stack, args=[cst.Arg(cst.List(elements=elements))]), imports
+
     def _options(self, node: cst.Call, like: str | None = None) -> str:
         """``.to(...)`` / ``.requires_grad_()`` / ``.pin_memory()`` equivalents of the keywords."""
         given = {name: code_of(arg.value) for name in ("dtype", "device") if (arg := keyword_arg(node, name)) is not None and not _is_none(arg.value)}
@@ -98,12 +157,12 @@ class TensorCopyConstruct(Checker):
                 given = {name: given.get(name, f"{like}.{name}") for name in ("dtype", "device")}
         if given:
             suffix += f".to({', '.join(f'{name}={value}' for name, value in given.items())})"
-        flag = keyword_arg(node, "requires_grad")
-        if flag is not None and not _is_false(flag.value):
-            suffix += ".requires_grad_()" if _is_true(flag.value) else f".requires_grad_({code_of(flag.value)})"
         pin = keyword_arg(node, "pin_memory")
         if pin is not None and _is_true(pin.value):
             suffix += ".pin_memory()"
+        flag = keyword_arg(node, "requires_grad")
+        if flag is not None and not _is_false(flag.value):
+            suffix += ".requires_grad_()" if _is_true(flag.value) else f".requires_grad_({code_of(flag.value)})"
         return suffix
 
     # -- torch.Tensor(t) / torch.FloatTensor(t) ------------------------------
@@ -113,7 +172,9 @@ class TensorCopyConstruct(Checker):
             return
         data = positional[0].value
         if self.ctx.tensors.kind(data) is YES:
-            self.report(node, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_ALIAS, instead=f"{_source_text(data)}.detach().clone()")
+            # Unsafe: an alias (writes reach ``data``, gradients flow back to it) becomes a copy.
+            fix = Fix(UNSAFE, ((node, keep_parens(node, detach_clone(data))),))
+            self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_ALIAS, instead=f"{_source_text(data)}.detach().clone()")
 
     # -- x.new_tensor(t) ------------------------------------------------------
     def _foreign_object(self, receiver: cst.BaseExpression) -> bool:
@@ -139,7 +200,9 @@ class TensorCopyConstruct(Checker):
         if self.ctx.tensors.kind(receiver) is NO or self._foreign_object(receiver) or self.ctx.tensors.kind(data) is not YES:
             return
         like = _short(receiver)
-        self.report(node, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node, like=like)}")
+        # ``.to(x)`` evaluates ``x`` after ``t``: only a plain name or attribute chain is moved.
+        fix = self._fix(node, detach_clone(data), SAFE, like=receiver) if dotted_name(receiver) is not None else None
+        self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node, like=like)}")
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:

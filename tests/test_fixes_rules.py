@@ -323,3 +323,172 @@ def test_tcl002_stack_imports_torch_when_the_file_has_only_from_imports() -> Non
         """,
         unsafe=True,
     )
+
+
+# -- TCL006 legacy-constructor ---------------------------------------------------------------
+def test_tcl006_forms() -> None:
+    check(
+        "TCL006",
+        """\
+        import numpy as np
+        import torch as th
+        from torch import LongTensor
+
+        def alloc(x: th.Tensor, arr, shape, items, values):
+            a = th.Tensor(x.shape)
+            b = th.Tensor(arr.shape)
+            c = th.Tensor(x.size(0) * 2, *shape)
+            d = th.Tensor(*shape)
+            e = LongTensor(len(items))
+            f = th.FloatTensor([1, 2], device="cpu")
+            g = th.cuda.FloatTensor([1, 2], device="cuda:1")
+            h = th.Tensor(np.array([1, 2]))
+            i = th.Tensor(np.prod([2, 3]))
+            j = th.IntTensor(list(values) + [0])
+            k = th.Tensor(values.tolist())
+            m = th.DoubleTensor(
+                3, 4,
+            )
+            return a, b, c, d, e, f, g, h, i, j, k, m
+        """,
+        """\
+        import numpy as np
+        import torch as th
+        from torch import LongTensor
+
+        def alloc(x: th.Tensor, arr, shape, items, values):
+            a = th.empty(x.shape)
+            b = th.Tensor(arr.shape)
+            c = th.empty(x.size(0) * 2, *shape)
+            d = th.Tensor(*shape)
+            e = th.empty(len(items), dtype=th.int64)
+            f = th.tensor([1, 2], device="cpu", dtype=th.float32)
+            g = th.cuda.FloatTensor([1, 2], device="cuda:1")
+            h = th.tensor(np.array([1, 2]), dtype=th.get_default_dtype())
+            i = th.Tensor(np.prod([2, 3]))
+            j = th.tensor(list(values) + [0], dtype=th.int32)
+            k = th.Tensor(values.tolist())
+            m = th.empty(
+                3, 4, dtype=th.float64,
+            )
+            return a, b, c, d, e, f, g, h, i, j, k, m
+        """,
+    )
+
+
+def test_tcl006_only_from_imports_get_import_torch() -> None:
+    check(
+        "TCL006",
+        """\
+        from torch import FloatTensor
+
+        buf = FloatTensor(2, 3)
+        """,
+        """\
+        from torch import FloatTensor
+        import torch
+
+        buf = torch.empty(2, 3, dtype=torch.float32)
+        """,
+    )
+
+
+TCL006_EQUIVALENCE = [
+    "torch.Tensor(3)",
+    "torch.Tensor(2, 3)",
+    "torch.FloatTensor(4)",
+    "torch.LongTensor(2, 2)",
+    "torch.ByteTensor(5)",
+    "torch.Tensor(torch.Size([2, 3]))",
+    "torch.Tensor(torch.ones(2, 3).shape)",
+    "torch.HalfTensor(torch.ones(4, 2).size(0) * 2)",
+    "torch.Tensor([1, 2, 3])",
+    "torch.Tensor([[1, 2], [3, 4]])",
+    "torch.Tensor((1.5, 2))",
+    "torch.Tensor(range(4))",
+    "torch.Tensor([v / 3 for v in range(5)])",
+    "torch.LongTensor([0.9, -1.7, 2.2])",
+    "torch.IntTensor([2.9, -1.5])",
+    "torch.ByteTensor([1, 0, 255])",
+    "torch.BoolTensor([2, 0, -1])",
+    "torch.HalfTensor([0.1, 70000.0])",
+    "torch.BFloat16Tensor([1.0 / 3])",
+    "torch.DoubleTensor([1.0 / 3])",
+    "torch.ShortTensor([3] * 2)",
+    "torch.CharTensor([-1, 2] + [3])",
+    "torch.FloatTensor(list((1, 2)))",
+    "torch.LongTensor(sorted([3, 1, 2]))",
+    "torch.FloatTensor(np.array([1.7, 2.2]))",
+    "torch.Tensor([1, 2], device='cpu')",
+]
+
+
+@pytest.mark.parametrize("expression", TCL006_EQUIVALENCE)
+def test_tcl006_fix_builds_the_same_tensor(expression: str) -> None:
+    """Run the legacy call and its fixed spelling: same dtype, shape, device, and values for data."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    source = f"import numpy as np\nimport torch\nresult = {expression}\n"
+    fixed = fix(source, "TCL006")
+    assert fixed != source, "no fix offered"
+    before, after = {}, {}
+    exec(source, before)
+    exec(fixed, after)
+    old, new = before["result"], after["result"]
+    assert (old.dtype, old.shape, old.device) == (new.dtype, new.shape, new.device)
+    if "torch.empty" not in fixed:
+        assert torch.equal(old, new)
+    assert np is not None
+
+
+def test_tcl006_names_bound_more_than_once_are_not_followed() -> None:
+    """The scopes analysis keeps a name's latest binding; one bound twice may hold either value."""
+    check(
+        "TCL006",
+        """\
+        import torch
+
+        LIMIT = 4
+        SIZES = [2, 3]
+
+        def f(c, items):
+            n = 3
+            if c:
+                n = [1.0, 2.0]
+            a = torch.Tensor(n)
+            m = [1.0]
+            for _ in items:
+                m = 4
+            b = torch.Tensor(m)
+            q: int = 2
+            d = torch.Tensor(q)
+            return a, b, d, torch.Tensor(LIMIT), torch.Tensor(SIZES)
+
+        def g():
+            global SIZES
+            SIZES = 5
+        """,
+        """\
+        import torch
+
+        LIMIT = 4
+        SIZES = [2, 3]
+
+        def f(c, items):
+            n = 3
+            if c:
+                n = [1.0, 2.0]
+            a = torch.Tensor(n)
+            m = [1.0]
+            for _ in items:
+                m = 4
+            b = torch.Tensor(m)
+            q: int = 2
+            d = torch.empty(q)
+            return a, b, d, torch.empty(LIMIT), torch.Tensor(SIZES)
+
+        def g():
+            global SIZES
+            SIZES = 5
+        """,
+    )

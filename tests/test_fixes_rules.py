@@ -492,3 +492,32 @@ def test_tcl006_names_bound_more_than_once_are_not_followed() -> None:
             SIZES = 5
         """,
     )
+
+
+# -- several rules at once ---------------------------------------------------------------------
+def test_overlapping_fixes_of_different_rules_settle_in_passes() -> None:
+    """A statement TCL007 wraps holds calls TCL002 and TCL006 rewrite: the overlapping edits wait for
+    the next pass and all land."""
+    source = textwrap.dedent(
+        """\
+        import torch as th
+
+        w = th.zeros(2, requires_grad=True)
+
+        def reset(t: th.Tensor):
+            w.copy_(th.tensor(t) + th.FloatTensor([1, 2]))
+        """
+    )
+    outcome = fix_bytes(source.encode(), "example.py", {"TCL002", "TCL006", "TCL007"})
+    assert outcome.fixed_count == 3
+    assert outcome.fixed.decode() == textwrap.dedent(
+        """\
+        import torch as th
+
+        w = th.zeros(2, requires_grad=True)
+
+        def reset(t: th.Tensor):
+            with th.no_grad():
+                w.copy_(t.detach().clone() + th.tensor([1, 2], dtype=th.float32))
+        """
+    )

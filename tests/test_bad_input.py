@@ -105,7 +105,7 @@ def test_everything_at_once_in_a_subprocess(tree: Path) -> None:
         assert got[path].startswith(reason), (path, got[path])
     findings = [line for line in result.stdout.splitlines() if ": TCL001 " in line]
     assert [line[: line.index("`.data`") + 7] for line in findings] == [f"bad.py:{FINDING}", f"sub/inner.py:{FINDING}"]
-    assert result.stdout.endswith(f"Found 2 findings. {len(EXPECTED_ERRORS)} files could not be checked.\n")
+    assert result.stdout.endswith(f"Found 2 findings. {len(EXPECTED_ERRORS)} files could not be checked.\n[*] 2 fixable with --fix.\n")
     after = snapshot(tree)
     cache = str(tree / ".torchcopy_lint_cache")
     assert {path: value for path, value in after.items() if not path.startswith(cache)} == before

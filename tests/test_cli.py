@@ -80,7 +80,7 @@ def test_findings_exit_1_with_path_line_col_code_message(project: Path, capsys: 
     code, out, err = run(capsys, "--no-cache", "--select", "TCL001", "bad.py")
     assert code == 1
     assert err == ""
-    assert out == f"bad.py:3:5: TCL001 {MESSAGE}\nFound 1 finding.\n"
+    assert out == f"bad.py:3:5: TCL001 {MESSAGE}\nFound 1 finding.\n[*] 1 fixable with --fix.\n"
 
 
 def test_exit_zero(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,7 +119,7 @@ def test_missing_path_exits_2_and_other_files_are_checked(project: Path, capsys:
     assert code == 2
     assert finding_lines(out) == [f"bad.py:3:5: TCL001 {MESSAGE}"]
     assert err == "missing.py: cannot check: no such file or directory\n"
-    assert out.endswith("Found 1 finding. 1 file could not be checked.\n")
+    assert out.endswith("Found 1 finding. 1 file could not be checked.\n[*] 1 fixable with --fix.\n")
 
 
 def test_findings_are_sorted_by_path_line_column(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,6 +157,7 @@ def test_json_format(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "code": "TCL001",
             "name": "data-mutation",
             "message": MESSAGE,
+            "fix": "safe",
         }
     ]
 
@@ -193,7 +194,7 @@ def test_statistics(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(project / "b.py", BAD + "q.data.zero_()\n")
     code, out, _ = run(capsys, "--no-cache", "--select", "TCL001", "--statistics", ".")
     assert code == 1
-    assert out.splitlines() == ["    3  TCL001  data-mutation", "Found 3 findings."]
+    assert out.splitlines() == ["    3  TCL001  data-mutation", "Found 3 findings.", "[*] 3 fixable with --fix."]
 
 
 def test_quiet_prints_findings_only(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,7 @@ class Finding:
     code: str
     name: str
     message: str
+    fix: str | None = None  # "safe" / "unsafe" when --fix (/ --unsafe-fixes) can fix it
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

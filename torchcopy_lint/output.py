@@ -65,4 +65,10 @@ def summary(findings: Sequence[Finding], errors: int) -> str:
         parts.append(f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}.")
     if errors:
         parts.append(f"{errors} file{'s' if errors != 1 else ''} could not be checked.")
-    return " ".join(parts) + "\n"
+    lines = " ".join(parts) + "\n"
+    safe = sum(1 for f in findings if f.fix == "safe")
+    unsafe = sum(1 for f in findings if f.fix == "unsafe")
+    if safe or unsafe:
+        more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+        lines += f"[*] {safe} fixable with --fix{more}.\n"
+    return lines

@@ -22,9 +22,10 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from torchcopy_lint.context import RawFinding
-from torchcopy_lint.engine import CannotCheck, _rules_for, analyse, decode, lint_source
+from torchcopy_lint.context import FileContext
+from torchcopy_lint.engine import CannotCheck, _rules_for, analyse, decode, findings_of, might_fire, noqa_table, parse
 from torchcopy_lint.diagnostics import Finding
-from torchcopy_lint.noqa import is_suppressed, suppressions
+from torchcopy_lint.noqa import is_suppressed
 from torchcopy_lint.positions import locate
 from torchcopy_lint.walker import iter_children
 
@@ -129,7 +130,7 @@ def _has_import(module: cst.Module, name: str) -> bool:
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        if alias.asname is None and cst.Module(body=[]).code_for_node(alias.name) == name:
+                        if alias.asname is None and isinstance(alias.name, cst.Name) and alias.name.value == name:
                             return True
     return False
 
@@ -159,23 +160,32 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     return module.with_changes(body=body)
 
 
+def _fixable(ctx: FileContext, text: str, unsafe: bool) -> list[RawFinding]:
+    """Findings with a fix that may be applied (allowed class, not on a ``# noqa`` line)."""
+    fixable = [raw for raw in ctx.findings if raw.fix is not None and raw.fix.allowed(unsafe)]
+    if not fixable:
+        return []
+    spans = locate(ctx.module, [(raw.node, raw.statement_index) for raw in fixable])
+    noqa = noqa_table(text)
+    return [raw for raw in fixable if not is_suppressed(raw.code, spans[id(raw.node)][0], noqa)]
+
+
 def fix_bytes(data: bytes, path: str, codes: Iterable[str], unsafe: bool = False) -> FixOutcome:
-    """Fix what can be fixed in ``data``; raises CannotCheck / FixFailed."""
-    decode(data)  # the same read errors as checking (NUL bytes, undecodable)
+    """Fix what can be fixed in ``data``; raises CannotCheck / FixFailed.
+
+    A file without fixable findings costs one parse and one walk, as checking
+    does; a fixed file is parsed and analysed once more, from its new text, for
+    the post-fix checks and the findings that remain.
+    """
+    text = decode(data)  # the same read errors as checking (NUL bytes, undecodable)
     rules = _rules_for(codes)
-    try:
-        module = cst.parse_module(data)
-    except cst.ParserSyntaxError as error:
-        raise CannotCheck(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}") from None
+    if not rules or not might_fire(text, rules):
+        return FixOutcome(path, data, data)
+    module = parse(text, path, source=data)  # from bytes: LibCST keeps the encoding
     fixed_count = 0
     for _ in range(MAX_PASSES):
         ctx = analyse(module, path, rules)
-        fixable = [raw for raw in ctx.findings if raw.fix is not None and raw.fix.allowed(unsafe)]
-        if fixable:
-            spans = locate(module, [(raw.node, raw.statement_index) for raw in fixable])
-            noqa = suppressions(module.code.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-            fixable = [raw for raw in fixable if not is_suppressed(raw.code, spans[id(raw.node)][0], noqa)]
-        chosen = _choose(fixable)
+        chosen = _choose(_fixable(ctx, text if fixed_count == 0 else module.code, unsafe))
         if not chosen:
             break
         edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
@@ -186,30 +196,24 @@ def fix_bytes(data: bytes, path: str, codes: Iterable[str], unsafe: bool = False
         module = ensure_imports(module, [name for raw in chosen for name in raw.fix.imports])  # type: ignore[union-attr]
         fixed_count += len(chosen)
     else:
-        raise FixFailed("fixes did not settle after 10 passes; file left unchanged")
+        raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")
+    if fixed_count == 0:
+        return FixOutcome(path, data, data, 0, findings_of(ctx, text, path, rules))
     fixed = module.bytes
-    text = decode(fixed)
-    if fixed != data:
-        try:
-            compile(text, path, "exec", dont_inherit=True)
-        except SyntaxError as error:
-            raise FixFailed(f"fixed code does not compile ({error.msg}); file left unchanged") from None
-    remaining = lint_source(text, path, codes)
-    leftover = _still_fixable(text, path, rules, unsafe)
+    new_text = decode(fixed)
+    try:
+        compile(new_text, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise FixFailed(f"fixed code does not compile ({error.msg}); file left unchanged") from None
+    # Re-read the new text from scratch: what was built as a tree must mean the same once printed.
+    try:
+        recheck = analyse(parse(new_text, path), path, rules)
+    except CannotCheck as error:
+        raise FixFailed(f"fixed code cannot be re-checked ({error}); file left unchanged") from None
+    leftover = {raw.code for raw in _fixable(recheck, new_text, unsafe)}
     if leftover:
         raise FixFailed(f"fixed code still has fixable {', '.join(sorted(leftover))} findings; file left unchanged")
-    return FixOutcome(path, data, fixed, fixed_count, remaining)
-
-
-def _still_fixable(text: str, path: str, rules: list, unsafe: bool) -> set[str]:
-    module = cst.parse_module(text)
-    ctx = analyse(module, path, rules)
-    fixable = [raw for raw in ctx.findings if raw.fix is not None and raw.fix.allowed(unsafe)]
-    if not fixable:
-        return set()
-    spans = locate(module, [(raw.node, raw.statement_index) for raw in fixable])
-    noqa = suppressions(text.split("\n"))
-    return {raw.code for raw in fixable if not is_suppressed(raw.code, spans[id(raw.node)][0], noqa)}
+    return FixOutcome(path, data, fixed, fixed_count, findings_of(recheck, new_text, path, rules))
 
 
 def write_atomically(path: Path, data: bytes) -> None:

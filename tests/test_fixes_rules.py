@@ -270,7 +270,8 @@ def forms(x: th.Tensor, y: th.Tensor, flag, model, opts):
     h = th.tensor(x, pin_memory=flag)
     i = th.tensor(x, **opts)
     j = model(x).new_tensor(y)
-    return a, b, c, d, e, f, g, h, i, j
+    k = opts.new_tensor(y)
+    return a, b, c, d, e, f, g, h, i, j, k
 """
 
 
@@ -293,7 +294,8 @@ def test_tcl002_safe_forms() -> None:
             h = th.tensor(x, pin_memory=flag)
             i = th.tensor(x, **opts)
             j = model(x).new_tensor(y)
-            return a, b, c, d, e, f, g, h, i, j
+            k = opts.new_tensor(y)
+            return a, b, c, d, e, f, g, h, i, j, k
         """,
     )
 
@@ -303,6 +305,7 @@ def test_tcl002_unsafe_forms_stack_and_legacy() -> None:
     assert "f = th.stack([th.stack([x, y]), th.stack([y, x])]).detach()" in fixed
     assert "g = x.detach().clone()" in fixed
     assert "h = th.tensor(x, pin_memory=flag)" in fixed and "i = th.tensor(x, **opts)" in fixed
+    assert "k = y.detach().clone().to(opts)" in fixed  # a receiver not shown to be a tensor: unsafe
 
 
 def test_tcl002_stack_imports_torch_when_the_file_has_only_from_imports() -> None:

@@ -106,7 +106,7 @@ class TensorCopyConstruct(Checker):
         return Fix(applicability, ((node, keep_parens(node, fixed)),), imports)
 
     def _option_calls(self, node: cst.Call, expr: cst.BaseExpression, like: cst.BaseExpression | None) -> cst.BaseExpression | None:
-        """The CST twin of :meth:`_options`: ``expr.to(...).requires_grad_().pin_memory()``.
+        """The CST twin of :meth:`_options`: ``expr.to(...).pin_memory().requires_grad_()``.
 
         None when the call has something the methods cannot say (another keyword, ``*args``,
         a second positional argument, a ``pin_memory=`` that is not a literal).
@@ -201,7 +201,9 @@ class TensorCopyConstruct(Checker):
             return
         like = _short(receiver)
         # ``.to(x)`` evaluates ``x`` after ``t``: only a plain name or attribute chain is moved.
-        fix = self._fix(node, detach_clone(data), SAFE, like=receiver) if dotted_name(receiver) is not None else None
+        # Unsafe when the file does not show ``x`` to be a tensor (another class's ``new_tensor``).
+        applicability = SAFE if self.ctx.tensors.kind(receiver) is YES else UNSAFE
+        fix = self._fix(node, detach_clone(data), applicability, like=receiver) if dotted_name(receiver) is not None else None
         self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node, like=like)}")
 
 

@@ -132,6 +132,7 @@ for i, p in enumerate(model.parameters()):
     probe(p)
 for b in model.buffers():
     probe(b)
+[probe(q) for q in model.parameters()]
 def f(w: nn.Parameter, v: torch.Tensor):
     probe(w)
     probe(v)
@@ -142,6 +143,7 @@ def f(w: nn.Parameter, v: torch.Tensor):
         None,
         "an element of .parameters()",
         None,
+        "an element of .parameters()",
         "an nn.Parameter",
         None,
     ]

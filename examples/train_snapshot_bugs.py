@@ -1,6 +1,6 @@
 """A small training script with the copy and aliasing bugs torchcopy-lint finds.
 
-Run `torchcopy-lint examples/` to see them; every marked line is a finding.
+Run `torchcopy-lint examples/` to see them; the fixed version is train_snapshot_fixed.py.
 """
 
 import torch
@@ -12,16 +12,21 @@ def train(model: nn.Module, batches, epochs: int = 3):
     criterion = nn.MSELoss()
     best_loss = float("inf")
     best_state = None
+    initial_weight = model.weight.clone()  # stays in the autograd graph
+    epoch_losses = []
 
     for epoch in range(epochs):
+        total_loss = 0.0
         for inputs, targets in batches:
             optimizer.zero_grad()
             loss = criterion(model(inputs), targets)
             loss.backward()
             optimizer.step()
+            total_loss += loss  # keeps every step's graph alive
 
-        if loss.item() < best_loss:
-            best_loss = loss.item()
+        epoch_losses.append(total_loss)
+        if total_loss < best_loss:
+            best_loss = total_loss
             best_state = model.state_dict()  # aliases the live weights: changes with every step
 
     # "Weight decay by hand": a write autograd never sees.
@@ -29,4 +34,4 @@ def train(model: nn.Module, batches, epochs: int = 3):
         p.data.mul_(0.99)
 
     model.load_state_dict(best_state)
-    return model
+    return model, initial_weight, epoch_losses

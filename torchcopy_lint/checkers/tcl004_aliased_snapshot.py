@@ -28,6 +28,8 @@ from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, method_cal
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.tensors import MODULE_LIKE_NAMES, NO, YES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
+from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Evidence (from TensorInference.grad_evidence) that a tensor is trained state.
 _PARAMETER_EVIDENCE = ("an nn.Parameter", "a parameter (", "an element of .parameters()", "an element of .named_parameters()", "requires_grad=True", "requires_grad_()")
@@ -59,6 +61,7 @@ class _Snapshot:
     escape: str | None = None  # "stored on `self.best`"
     escape_name: str = ""  # the attribute or container it escapes into (``best``, ``history``)
     source_root: str | None = None  # a plain local name the source is read from (``w``)
+    fix: Fix | None = None
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,37 @@ class AliasedSnapshot(Checker):
                         return found
         return None
 
+    # -- the fix: a copy instead of the alias ------------------------------------------
+    def _fix(self, value: cst.BaseExpression, name: str | None) -> Fix | None:
+        """A copy of the snapshot ``value`` when it is one itself (not one inside a display
+        or a conditional). Safe when the name it is kept under says "kept for later"
+        (``best``, ``prev``, ``history``): the code then means the old values."""
+        applicability = SAFE if name and is_snapshot_name(name) else UNSAFE
+        imports: tuple[str, ...] = ()
+        old: cst.BaseExpression = value
+        if isinstance(value, cst.Name):
+            return None
+        if self._state_dict(value) is not None:
+            inner = value
+            while method_call(inner) is None or method_call(inner)[1] != "state_dict":  # type: ignore[index]
+                shallow = self._shallow_copy_of(inner)
+                if shallow is None:
+                    break
+                inner = shallow
+            new, imports = deepcopy_call(self.ctx, inner)
+        elif self._detached(value) is not None:
+            source, how = detached_view(value)  # type: ignore[misc]
+            whole = how == "data" and isinstance(value, cst.Attribute)
+            new = detach_clone(source) if whole else call_method(as_receiver(value), "clone")
+        elif self._parameter_comprehension(value) is not None:
+            old = value.value if isinstance(value, cst.DictComp) else value.elt  # type: ignore[union-attr]
+            source, how = detached_view(old)  # type: ignore[misc]
+            whole = how == "data" and isinstance(old, cst.Attribute)
+            new = detach_clone(source) if whole else call_method(as_receiver(old), "clone")
+        else:
+            return None
+        return Fix(applicability, ((old, keep_parens(old, new)),), imports)
+
     # -- where is it kept ---------------------------------------------------------
     def _is_local(self, name: str) -> bool:
         binding = self.ctx.scopes.lookup(name)
@@ -323,6 +357,7 @@ class AliasedSnapshot(Checker):
                 snapshot.escape, snapshot.escape_name = f"stored in `{_short(container, 30)}`", _identifier(container) or ""
         else:
             return
+        snapshot.fix = self._fix(value, snapshot.holder or snapshot.escape_name)
         self._states[-1].snapshots.append(snapshot)
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -352,6 +387,7 @@ class AliasedSnapshot(Checker):
                         snapshot.holder = container.value
                     else:
                         snapshot.escape, snapshot.escape_name = f"kept in `{_short(container, 30)}`", _identifier(container) or ""
+                    snapshot.fix = self._fix(item.value, snapshot.holder or snapshot.escape_name)
                     self._states[-1].snapshots.append(snapshot)
         self._record_write(node)
 
@@ -462,7 +498,7 @@ class AliasedSnapshot(Checker):
     def _report(self, snapshot: _Snapshot, reason: str) -> None:
         details = {"snapshot": snapshot.text, "source": snapshot.taken.source, "reason": reason, "fix": snapshot.taken.fix}
         message = self.spec.message.format_map(details)
-        self.ctx.report(snapshot.node, self.code, message, top=snapshot.top)
+        self.ctx.report(snapshot.node, self.code, message, snapshot.fix, top=snapshot.top)
 
 
 def _identifier(expr: cst.BaseExpression) -> str | None:

@@ -23,6 +23,8 @@ from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.tensors import NO
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.fixes.builders import method_call
+from torchcopy_lint.fixes.model import UNSAFE, Fix
 
 
 @dataclass
@@ -34,6 +36,7 @@ class _Write:
     source: str  # dotted source
     operation: str
     requires_grad: bool
+    fix: Fix | None = None
 
 
 @dataclass
@@ -43,6 +46,19 @@ class _State:
     # Attribute sources (``self.weight``) of ``.detach()`` calls -> their loads (False) and
     # stores (True) from then on.
     watched: dict[str, list[tuple[Point, bool]]] = field(default_factory=dict)
+
+
+def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
+    """``x.detach()`` (the base of ``expr``, a detached view) as ``x.detach().clone()``.
+
+    Unsafe: the write then stays in the copy, which is the point where the copy was meant
+    as a value of its own, but code that meant to update ``x`` without autograd
+    (masking or pruning weights through ``w = x.detach(); w[mask] = 0``) stops updating it.
+    """
+    base = strip_views(expr)
+    if not (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value == "detach"):
+        return None
+    return Fix(UNSAFE, ((base, method_call(base, "clone")),))
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
@@ -111,6 +127,7 @@ class DetachedInplace(Checker):
             return
         self.report(
             node,
+            fix=_clone_after_detach(receiver),
             view=_short(func.value),
             source=_short(source),
             operation=f".{func.attr.value}(...)",
@@ -152,7 +169,7 @@ class DetachedInplace(Checker):
             return  # ``model(x).detach()``: nobody else holds the source
         evidence = self.ctx.tensors.grad_evidence(source)
         state = self._states[-1]
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, evidence is not None)
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, evidence is not None, _clone_after_detach(binding.value))
         state.writes.append(record)
 
     leave_Call = leave_AugAssign = _record
@@ -196,4 +213,4 @@ class DetachedInplace(Checker):
                 reason = "and a later backward() needs its old value"
             if reason is not None:
                 details = {"view": write.view, "source": write.source, "operation": write.operation, "reason": reason}
-                self.ctx.report(write.node, self.code, self.spec.message.format_map(details), top=write.top)
+                self.ctx.report(write.node, self.code, self.spec.message.format_map(details), write.fix, top=write.top)

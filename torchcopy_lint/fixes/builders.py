@@ -7,16 +7,28 @@ import libcst as cst
 from torchcopy_lint.context import FileContext
 
 
-def torch_module_expr(ctx: FileContext) -> tuple[cst.BaseExpression, tuple[str, ...]]:
-    """An expression for the ``torch`` module at module level, and the imports it needs.
+def module_expr(ctx: FileContext, module: str) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+    """An expression for a top-level ``module`` (``torch``, ``copy``), and the imports it needs.
 
-    Reuses the file's own alias (``import torch as th`` gives ``th``); otherwise
-    ``torch``, which then needs ``import torch``.
+    Reuses the file's own alias (``import copy as cp`` gives ``cp``); otherwise
+    ``module``, which then needs ``import module``.
     """
     for name, binding in ctx.scopes.scopes[0].bindings.items():
-        if binding.kind == "import" and binding.qualname == "torch":
+        if binding.kind == "import" and binding.qualname == module:
             return cst.Name(name), ()
-    return cst.Name("torch"), ("torch",)
+    return cst.Name(module), (module,)
+
+
+def torch_module_expr(ctx: FileContext) -> tuple[cst.BaseExpression, tuple[str, ...]]:
+    """An expression for the ``torch`` module at module level, and the imports it needs
+    (the file's own alias, ``import torch as th`` gives ``th``)."""
+    return module_expr(ctx, "torch")
+
+
+def deepcopy_call(ctx: FileContext, value: cst.BaseExpression) -> tuple[cst.Call, tuple[str, ...]]:
+    """``copy.deepcopy(value)`` through the file's ``copy`` alias, and the imports it needs."""
+    copy_expr, imports = module_expr(ctx, "copy")
+    return cst.Call(func=cst.Attribute(value=copy_expr, attr=cst.Name("deepcopy")), args=[cst.Arg(value=value)]), imports
 
 
 def no_grad_call(ctx: FileContext) -> tuple[cst.Call, tuple[str, ...]]:

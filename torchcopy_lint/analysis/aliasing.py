@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import is_basic_index, is_inplace_method
 from torchcopy_lint.analysis.tensors import VIEW_METHODS
 
 # Trailing-underscore methods that change flags, shape metadata or the tensor's own
@@ -33,26 +33,11 @@ def writes_values(method: str) -> bool:
     return is_inplace_method(method) and method not in METADATA_INPLACE
 
 
-def _basic_index(subscript: cst.Subscript) -> bool:
-    """``t[0]``, ``t[1:, -1]``, ``t[..., None]``: indexing that returns a view (a tensor
-    or list index copies)."""
-    for element in subscript.slice:
-        part = element.slice
-        if isinstance(part, cst.Slice):
-            continue
-        value = part.value  # type: ignore[union-attr]
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value = value.expression
-        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
-            continue
-        return False
-    return True
-
 
 def strip_views(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``x`` for ``x[0]``, ``x.view(-1)``, ``x.T``, ``x.t()[1:]`` ...: peel views off."""
     while True:
-        if isinstance(expr, cst.Subscript) and _basic_index(expr):
+        if isinstance(expr, cst.Subscript) and is_basic_index(expr):
             expr = expr.value
         elif isinstance(expr, cst.Attribute) and expr.attr.value in VIEW_ATTRIBUTES:
             expr = expr.value

@@ -28,6 +28,22 @@ def positional_args(call: cst.Call) -> list[cst.Arg]:
     return [argument for argument in call.args if argument.keyword is None and not argument.star]
 
 
+def is_basic_index(subscript: cst.Subscript) -> bool:
+    """``t[0]``, ``t[1:, -1]``, ``t[..., None]``: indexing that returns a view (a tensor,
+    list or mask index copies)."""
+    for element in subscript.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            continue
+        value = part.value  # type: ignore[union-attr]
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value = value.expression
+        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
+            continue
+        return False
+    return True
+
+
 def dotted_name(expr: cst.BaseExpression) -> str | None:
     """``"self.model.weight"`` for a pure Name/Attribute chain, else None."""
     parts = []

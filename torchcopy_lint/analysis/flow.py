@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from torchcopy_lint.analysis.cst_helpers import dotted_name
+
 LoopNode = cst.For | cst.While
 
 
@@ -320,25 +322,15 @@ def _identifier(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _dotted(expr: cst.BaseExpression) -> str | None:
-    parts = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
-
 
 def call_event(call: cst.Call) -> tuple[str, str | None] | None:
     """``(kind, target)`` of a :class:`CallEvent`, or None for other calls."""
     step = step_event(call)
     func = call.func
     if step is not None and isinstance(func, cst.Attribute):
-        target = _dotted(func.value)
+        target = dotted_name(func.value)
         if step == "step" and "scaler" in (_identifier(func.value) or "").lower():
-            target = _dotted(call.args[0].value) if call.args else None
+            target = dotted_name(call.args[0].value) if call.args else None
         return step, target
     name = _identifier(func)
     if name is None or not _TRAINING_CALL.fullmatch(name):
@@ -347,7 +339,7 @@ def call_event(call: cst.Call) -> tuple[str, str | None] | None:
         receiver = _identifier(func.value) or ""
         if name == "train" and _MODE_SWITCH_RECEIVERS.fullmatch(receiver):
             return None  # ``model.train()`` / ``self.train(mode)``: switches the mode
-        return "train", _dotted(func.value)
+        return "train", dotted_name(func.value)
     return "train", None
 
 

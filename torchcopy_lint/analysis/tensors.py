@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from torchcopy_lint.analysis.cst_helpers import dotted_name
 from torchcopy_lint.analysis.scopes import Binding, ScopeTracker
 from torchcopy_lint.analysis.torch_names import TorchNames
 
@@ -76,16 +77,6 @@ NOT_TENSOR_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "list", "
 LOSS_CALLEES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "compute_loss", "lossfn"})
 
 
-def _dotted(expr: cst.BaseExpression) -> str | None:
-    parts = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if not isinstance(expr, cst.Name):
-        return None
-    parts.append(expr.value)
-    return ".".join(reversed(parts))
-
 
 def _buffer_names(class_node: cst.ClassDef) -> frozenset[str]:
     """Attribute names a class registers as buffers (``self.register_buffer("w", ...)``,
@@ -100,7 +91,7 @@ def _buffer_names(class_node: cst.ClassDef) -> frozenset[str]:
             first = node.args[0].value
             if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                 names.add(first.evaluated_value)
-        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _dotted(node.value.func) in ("nn.Buffer", "torch.nn.Buffer", "Buffer"):
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and dotted_name(node.value.func) in ("nn.Buffer", "torch.nn.Buffer", "Buffer"):
             for target in node.targets:
                 if isinstance(target.target, cst.Attribute):
                     names.add(target.target.attr.value)
@@ -151,13 +142,13 @@ class TensorInference:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
-                owner = _dotted(target.target.value)
+                owner = dotted_name(target.target.value)
                 if owner is not None:
                     self._set_frozen(owner, frozen=_is_false(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
-            owner = _dotted(node.func.value)
+            owner = dotted_name(node.func.value)
             if owner is not None:
                 self._set_frozen(owner, frozen=bool(node.args) and _is_false(node.args[0].value))
 
@@ -169,7 +160,7 @@ class TensorInference:
 
     def grad_switched_off(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
-        dotted = _dotted(expr)
+        dotted = dotted_name(expr)
         return dotted is not None and dotted in self._grad_frozen[-1]
 
     def _buffer_attribute(self, expr: cst.Attribute) -> bool:

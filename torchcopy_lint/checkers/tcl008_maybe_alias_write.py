@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_inplace_method, keyword_arg, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, is_inplace_method, keyword_arg, positional_args
 from torchcopy_lint.analysis.scopes import Binding
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.checkers.base import Checker
@@ -86,20 +86,6 @@ class Pending:
     origin: Origin
     target: str
 
-
-def _is_basic_index(node: cst.Subscript) -> bool:
-    """``x[0]``, ``x[1:3, ::2]``, ``x[..., None]``: indexing that returns a view (not ``x[mask]``)."""
-    for element in node.slice:
-        index = element.slice
-        if isinstance(index, cst.Slice):
-            continue
-        value = index.value
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value = value.expression
-        if isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None"):
-            continue
-        return False
-    return True
 
 
 def _is_true(node: cst.Arg | None) -> bool:
@@ -208,7 +194,7 @@ class MaybeAliasWrite(Checker):
         innermost: str | None = None  # "tensor" / "numpy": what the innermost conversion needs
         for _ in range(16):
             if isinstance(expr, cst.Subscript):
-                if not _is_basic_index(expr):
+                if not is_basic_index(expr):
                     return None
                 expr = expr.value
                 continue
@@ -335,7 +321,7 @@ class MaybeAliasWrite(Checker):
         if not numpy_ok or not self._shared:
             return
         base = written
-        while isinstance(base, cst.Subscript) and _is_basic_index(base):
+        while isinstance(base, cst.Subscript) and is_basic_index(base):
             base = base.value
         if not isinstance(base, cst.Name):
             return

@@ -56,21 +56,67 @@ def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
 
 _FIELDS_BY_TYPE: dict[type, tuple[str, ...]] = {}
 
+# What a field value is, by its exact type: a node, a list/tuple (of nodes), or
+# neither (str, None, MaybeSentinel ...). CSTNode is an ABC, so a plain
+# ``isinstance(value, cst.CSTNode)`` goes through ABCMeta.__instancecheck__ on
+# every call; that was the walker's largest single cost (~30% of the walk).
+_OTHER, _NODE, _SEQUENCE = 0, 1, 2
+_KIND_BY_TYPE: dict[type, int] = {}
 
-def iter_children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    """The semantically interesting children of ``node``, in source order."""
-    node_type = type(node)
+
+def _kind(value_type: type) -> int:
+    kind = _KIND_BY_TYPE.get(value_type)
+    if kind is None:
+        if issubclass(value_type, cst.CSTNode):
+            kind = _NODE
+        elif issubclass(value_type, (list, tuple)):
+            kind = _SEQUENCE
+        else:
+            kind = _OTHER
+        _KIND_BY_TYPE[value_type] = kind
+    return kind
+
+
+def _fields_of(node_type: type) -> tuple[str, ...]:
     fields = _FIELDS_BY_TYPE.get(node_type)
     if fields is None:
         fields = _FIELDS_BY_TYPE[node_type] = _child_fields(node_type)
-    for name in fields:
+    return fields
+
+
+def iter_children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    """The semantically interesting children of ``node``, in source order."""
+    kinds = _KIND_BY_TYPE
+    for name in _FIELDS_BY_TYPE.get(type(node)) or _fields_of(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind is _NODE:
             yield value
-        elif isinstance(value, (list, tuple)):
+        elif kind is _SEQUENCE:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                item_kind = kinds.get(type(item))
+                if (_kind(type(item)) if item_kind is None else item_kind) is _NODE:
                     yield item
+
+
+_HANDLER_NAMES: dict[tuple[type, str], tuple[str, ...]] = {}
+
+
+def _handler_names(participant: object, prefix: str) -> tuple[str, ...]:
+    """``[name for name in dir(participant) if name.startswith(prefix)]``, without a dir() per file.
+
+    The class's names are computed once per class; names set on the instance itself are added.
+    """
+    key = (type(participant), prefix)
+    names = _HANDLER_NAMES.get(key)
+    if names is None:
+        names = _HANDLER_NAMES[key] = tuple(name for name in dir(type(participant)) if name.startswith(prefix))
+    own = getattr(participant, "__dict__", None)
+    if own and any(name.startswith(prefix) for name in own):
+        return tuple(sorted({*names, *(name for name in own if name.startswith(prefix))}))
+    return names
 
 
 class Walker:
@@ -80,15 +126,13 @@ class Walker:
         self._visit: dict[str, list[Handler]] = {}
         self._leave: dict[str, list[Handler]] = {}
         for participant in participants:
-            for attribute in dir(participant):
-                if attribute.startswith("visit_"):
-                    self._visit.setdefault(attribute[6:], []).append(getattr(participant, attribute))
+            for attribute in _handler_names(participant, "visit_"):
+                self._visit.setdefault(attribute[6:], []).append(getattr(participant, attribute))
         for participant in reversed(participants):
-            for attribute in dir(participant):
-                if attribute.startswith("leave_"):
-                    self._leave.setdefault(attribute[6:], []).append(getattr(participant, attribute))
-        self._by_type_visit: dict[type, list[Handler] | None] = {}
-        self._by_type_leave: dict[type, list[Handler] | None] = {}
+            for attribute in _handler_names(participant, "leave_"):
+                self._leave.setdefault(attribute[6:], []).append(getattr(participant, attribute))
+        # Per node type: (visit handlers or None, leave handlers or None, child fields).
+        self._by_type: dict[type, tuple[list[Handler] | None, list[Handler] | None, tuple[str, ...]]] = {}
         self.parents: list[cst.CSTNode] = []
 
     @property
@@ -97,20 +141,36 @@ class Walker:
         return self.parents[-1] if self.parents else None
 
     def walk(self, node: cst.CSTNode) -> None:
+        # The children are found as in iter_children, inlined: this runs once per node.
         node_type = type(node)
-        try:
-            visits = self._by_type_visit[node_type]
-            leaves = self._by_type_leave[node_type]
-        except KeyError:
-            visits = self._by_type_visit[node_type] = self._visit.get(node_type.__name__)
-            leaves = self._by_type_leave[node_type] = self._leave.get(node_type.__name__)
+        entry = self._by_type.get(node_type)
+        if entry is None:
+            entry = self._by_type[node_type] = (
+                self._visit.get(node_type.__name__),
+                self._leave.get(node_type.__name__),
+                _fields_of(node_type),
+            )
+        visits, leaves, fields = entry
         if visits:
             for handler in visits:
                 handler(node)
-        self.parents.append(node)
-        for child in iter_children(node):
-            self.walk(child)
-        self.parents.pop()
+        parents = self.parents
+        parents.append(node)
+        walk = self.walk
+        kinds = _KIND_BY_TYPE
+        for name in fields:
+            value = getattr(node, name)
+            kind = kinds.get(type(value))
+            if kind is None:
+                kind = _kind(type(value))
+            if kind is _NODE:
+                walk(value)
+            elif kind is _SEQUENCE:
+                for item in value:
+                    item_kind = kinds.get(type(item))
+                    if (_kind(type(item)) if item_kind is None else item_kind) is _NODE:
+                        walk(item)
+        parents.pop()
         if leaves:
             for handler in leaves:
                 handler(node)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,28 @@ def lint(source: str, *codes: str) -> list[tuple[int, str]]:
     """(line, code) of every finding in ``source`` for the given codes (default: all rules)."""
     selected = codes or tuple(all_rules())
     return [(finding.line, finding.code) for finding in lint_source(source, "snippet.py", selected)]
+
+
+def probe(source: str, query: "Callable[[FileContext, cst.BaseExpression], object]") -> list[object]:
+    """Walk ``source``; at every ``probe(expr)`` call record ``query(ctx, expr)`` there."""
+    import libcst as cst
+
+    from torchcopy_lint.context import FileContext
+    from torchcopy_lint.walker import Walker
+
+    module = cst.parse_module(source)
+    ctx = FileContext("probe.py", module)
+    answers: list[object] = []
+
+    class Probe:
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "probe":
+                answers.append(query(ctx, node.args[0].value))
+
+    walker = Walker([*ctx.participants, Probe()])
+    ctx.walker = walker
+    walker.walk(module)
+    return answers
 
 
 def cli_env() -> dict[str, str]:

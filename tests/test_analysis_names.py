@@ -8,24 +8,8 @@ import libcst as cst
 import pytest
 
 from torchcopy_lint.context import FileContext
-from torchcopy_lint.walker import Walker
+from conftest import probe
 
-
-def probe(source: str, query: Callable[[FileContext, cst.BaseExpression], object]) -> list[object]:
-    """Walk ``source``; at every ``probe(expr)`` call record ``query(ctx, expr)`` there."""
-    module = cst.parse_module(source)
-    ctx = FileContext("probe.py", module)
-    answers: list[object] = []
-
-    class Probe:
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Name) and node.func.value == "probe":
-                answers.append(query(ctx, node.args[0].value))
-
-    walker = Walker([*ctx.participants, Probe()])
-    ctx.walker = walker
-    walker.walk(module)
-    return answers
 
 
 # -- TorchNames.torch_qualname_candidates (TCL006) ------------------------------------

@@ -75,6 +75,12 @@ def code_of(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
+def short_code(node: cst.CSTNode, limit: int = 60) -> str:
+    """Source text of ``node`` on one line, shortened to ``limit`` characters for a message."""
+    text = " ".join(code_of(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def names_read(node: cst.CSTNode) -> set[str]:
     """Every plain name loaded anywhere inside ``node`` (cheap, approximate)."""
     from torchcopy_lint.walker import iter_children

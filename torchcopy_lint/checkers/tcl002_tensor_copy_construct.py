@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
@@ -24,9 +24,8 @@ EFFECT_ALIAS = "does not copy: it returns an alias sharing the tensor's storage 
 _FIXABLE_KEYWORDS = frozenset({"data", "dtype", "device", "requires_grad", "pin_memory"})
 
 
-def _short(node: cst.BaseExpression, limit: int = 40) -> str:
-    text = " ".join(code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(node: cst.CSTNode, limit: int = 40) -> str:
+    return short_code(node, limit)
 
 
 def _stacked(display: cst.List | cst.Tuple) -> str:

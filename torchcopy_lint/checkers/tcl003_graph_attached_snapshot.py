@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, positional_args, writes_in_place
+from torchcopy_lint.analysis.cst_helpers import code_of, positional_args, writes_in_place, short_code
 from torchcopy_lint.analysis.tensors import GRAD_CUTTING_METHODS, NO, YES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
@@ -43,9 +43,8 @@ def is_snapshot_name(name: str) -> bool:
     return any(part.lower() in SNAPSHOT_WORDS for part in _WORD.findall(name))
 
 
-def _short(node: cst.BaseExpression, limit: int = 40) -> str:
-    text = " ".join(code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _short(node: cst.CSTNode, limit: int = 40) -> str:
+    return short_code(node, limit)
 
 
 class GraphAttachedSnapshot(Checker):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, is_snapshot_name, written_tensor
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, method_call, names_read, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, method_call, names_read, positional_args, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.tensors import MODULE_LIKE_NAMES, NO, YES
 from torchcopy_lint.checkers.base import Checker
@@ -79,8 +79,7 @@ class _State:
 
 
 def _short(node: cst.CSTNode, limit: int = 50) -> str:
-    text = " ".join(code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short_code(node, limit)
 
 
 def _changes(written: str, source: str, whole: bool) -> bool:

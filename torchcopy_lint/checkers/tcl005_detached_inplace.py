@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.tensors import NO
 from torchcopy_lint.checkers.base import Checker
@@ -62,8 +62,7 @@ def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
-    text = " ".join(code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short_code(node, limit)
 
 
 class DetachedInplace(Checker):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_ONLY_METHODS, YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
@@ -41,11 +41,6 @@ def _is_dataset_like(owner: cst.BaseExpression) -> bool:
     last = text.rsplit(".", 1)[-1]
     return any(hint in last for hint in _CONTAINER_HINTS) or last.endswith(("_set", "_ds")) or last in ("ds", "trainset", "testset", "valset")
 
-
-def code_of(node: cst.CSTNode, limit: int = 60) -> str:
-    """Source text of ``node`` on one line, shortened for a message."""
-    text = " ".join(_code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class DataAccess(Checker):

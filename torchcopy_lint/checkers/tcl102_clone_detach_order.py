@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, keyword_arg, method_call, positional_args, root_name
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, keyword_arg, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
@@ -22,11 +22,6 @@ _FACTORIES = frozenset(
 # ``grad``, ``grads[i]``, ``device_grads[i]``: gradients, which do not require grad themselves.
 _GRADIENT_NAME = re.compile(r"(^|_)grads?$")
 
-
-def code_of(node: cst.CSTNode, limit: int = 60) -> str:
-    """Source text of ``node`` on one line, shortened for a message."""
-    text = " ".join(_code_of(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class CloneDetachOrder(Checker):

@@ -16,6 +16,10 @@ plus, as a diagnostic, ``bare-prefiltered``: the bare parse of only the files
 that pass torchcopy-lint's pre-filter (the files it actually parses), which
 shows what the walk and the analyses cost on top of parsing.
 
+torchcopy-lint runs from a copy of ``torchcopy_lint/`` and ``rules/`` taken at
+the start (its result cache is keyed by its own files, so edits to the checkout
+during a run would otherwise make the warm runs cold).
+
 Every measurement is the wall-clock time of the whole process (interpreter
 start-up and imports included), taken with ``time.perf_counter`` around the
 child; the CPU time (user + system, the child and its worker processes) comes
@@ -124,7 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="JSON results file (default: benchmarks/results/<timestamp>.json)")
     args = parser.parse_args(argv)
 
-    sys.path.insert(0, str(REPO))
+    # Time a frozen copy of the linter: the result cache is keyed by the linter's own
+    # files, so an edit to the checkout during the run (a shared working tree) would
+    # otherwise turn "warm" runs cold and mix two versions of the code in one table.
+    work = Path(tempfile.mkdtemp(prefix="tcl-bench-"))
+    snapshot = work / "torchcopy-lint"
+    for name in ("torchcopy_lint", "rules"):
+        shutil.copytree(REPO / name, snapshot / name, ignore=shutil.ignore_patterns("__pycache__"))
+    imported = subprocess.run([sys.executable, "-c", "import torchcopy_lint; print(torchcopy_lint.__file__)"], cwd=snapshot, capture_output=True, text=True).stdout.strip()
+    if not imported.startswith(str(snapshot)):
+        log(f"warning: `python -m torchcopy_lint` in the snapshot imports {imported or 'nothing'}, not the snapshot")
+    sys.path.insert(0, str(snapshot))
     from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover
     from torchcopy_lint.registry import all_rules
 
@@ -153,7 +167,6 @@ def main(argv: list[str] | None = None) -> int:
     with_torch = sum(1 for path in files if "torch" in texts[path])
     del texts
 
-    work = Path(tempfile.mkdtemp(prefix="tcl-bench-"))
     cache_dir = work / "cache"
     lint = [sys.executable, "-m", "torchcopy_lint", "--isolated", "-j", str(jobs), "-q"]
     commands: dict[str, list[str]] = {
@@ -181,13 +194,13 @@ def main(argv: list[str] | None = None) -> int:
 
     log(f"target {target}: {len(files)} files, {lines} lines; {jobs} processes; {args.repeat} rounds")
     log(f"priming the cache for the warm runs in {cache_dir} ...")
-    prime = run_timed(commands["warm"], REPO, work / "prime.out")
+    prime = run_timed(commands["warm"], snapshot, work / "prime.out")
     log(f"  priming run: {prime['wall']:.2f} s (rc {prime['rc']})")
 
     runs: dict[str, list[dict[str, object]]] = {name: [] for name in commands}
     for round_number in range(1, args.repeat + 1):
         for name, command in commands.items():
-            result = run_timed(command, REPO, work / f"{name}.out")
+            result = run_timed(command, snapshot, work / f"{name}.out")
             if name == "torchfix" and torchfix_scale != 1.0:
                 result["measured_wall"], result["measured_cpu"] = result["wall"], result["cpu"]
                 result["wall"] = round(float(result["wall"]) * torchfix_scale, 3)  # type: ignore[arg-type]
@@ -224,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             "libcst": package_version(sys.executable, "libcst"),
             "torchcopy_lint": package_version(sys.executable, "torchcopy-lint"),
             "torchcopy_lint_commit": subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or None,
+            "torchcopy_lint_uncommitted_changes": bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "torchcopy_lint", "rules"], capture_output=True, text=True).stdout.strip()),
             "torchfix": package_version(str(args.venv / "bin" / "python"), "torchfix") if torchfix else None,
             "torchfix_libcst": package_version(str(args.venv / "bin" / "python"), "libcst") if torchfix else None,
         },

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import current_statement, method_call, wrap_in_no_grad

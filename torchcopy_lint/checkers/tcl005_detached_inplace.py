@@ -21,7 +21,7 @@ import libcst as cst
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
-from torchcopy_lint.analysis.tensors import NO
+from torchcopy_lint.analysis.values import AliasHow
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -89,7 +89,7 @@ class DetachedInplace(Checker):
 
     # -- is it a tensor's detached view -----------------------------------------------
     def _tensor_source(self, source: cst.BaseExpression) -> bool:
-        if not self.ctx.names.imports_torch or self.ctx.tensors.kind(source) is NO:
+        if not self.ctx.names.imports_torch or self.ctx.value(source).surely_not_tensor:
             return False
         qualname = self.ctx.names.qualname(source)
         return qualname is None or qualname.startswith("torch")  # not ``sys.stdout.detach()``
@@ -155,20 +155,21 @@ class DetachedInplace(Checker):
         view = written_tensor(written)  # ``d``, for ``d[0]``, ``d.view(-1)``, ``d.data``
         if not isinstance(view, cst.Name):
             return
-        binding = self.ctx.scopes.lookup(view.value)
-        if binding is None or binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
+        alias = self.ctx.value(view).alias  # through views and ``d /= ...`` the model keeps it
+        if alias is None or alias.how not in (AliasHow.DETACH, AliasHow.DATA):
             return
-        if binding.index is not None:
-            return
-        source = self._detached_source(binding.value)
-        if source is None:
+        source = alias.source
+        if not self._tensor_source(source):
             return
         dotted = dotted_name(source)
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source
-        evidence = self.ctx.tensors.grad_evidence(source)
         state = self._states[-1]
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, evidence is not None, _clone_after_detach(binding.value))
+        fix = None
+        bindings = self.ctx.bindings_of(view)
+        if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
+            fix = _clone_after_detach(bindings[0].value)
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, alias.source_value.requires_grad, fix)
         state.writes.append(record)
 
     leave_Call = leave_AugAssign = _record

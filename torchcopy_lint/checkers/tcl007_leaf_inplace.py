@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker

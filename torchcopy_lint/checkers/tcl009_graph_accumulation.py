@@ -1,31 +1,33 @@
-"""TCL009 graph-accumulation: tensors with autograd history kept across training-loop
-iterations (see rules/TCL009-graph-accumulation.md).
+"""TCL009 graph-accumulation: tensors with autograd history kept across loop iterations
+(see rules/TCL009-graph-accumulation.md).
 
 An accumulation (``total += loss``, ``total = total + loss``, ``losses.append(loss)``,
-``history[k] = out``) of a value with grad evidence is recorded as a candidate with
-the loops around it. When the walk leaves a loop, the candidates in it are reported if
-the loop (anywhere in its body, after the accumulation too) calls ``backward()`` or
-steps an optimizer (``FlowTracker.events_in``) and the accumulator survives the loop's
-iterations: it is bound outside the loop, not reset by a plain assignment at the top
-level of the loop's body, and not itself what ``backward()`` is called on in the loop
-(gradient accumulation over several batches consumes the accumulated graph).
+``history[k] = out``, ``totals[k] += v``, ``outs = torch.cat([outs, out])``) of a value the
+semantic model shows to carry a graph (a loss, a module output, arithmetic on a parameter:
+``Value.has_history``), made while autograd records, inside a loop, is a candidate. When
+the function ends it is reported if the accumulator survives the loop's iterations (bound
+outside the loop and not reset at the top level of its body) and the accumulated graph is
+not consumed on purpose: ``backward()`` called on the accumulator, or on something
+computed from it (gradient accumulation, REINFORCE's ``torch.stack(log_probs).sum()``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
-from torchcopy_lint.analysis.scopes import Binding
+from torchcopy_lint.analysis.values import Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
 APPENDING_METHODS = frozenset({"append", "appendleft", "insert", "extend", "add_"})
-PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+_NO_STEP = "without a training step"
 CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -33,11 +35,22 @@ CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concate
 class Candidate:
     node: cst.CSTNode
     top: cst.CSTNode | None
+    loops: tuple[LoopNode, ...]  # the loops around the accumulation, outermost first
     accumulator: str  # "total_loss", "self.losses", "history"
-    binding: Binding | None  # binding of the accumulator's root name at the accumulation
+    root: cst.Name | None  # the accumulator's root name node at the accumulation
     evidence: str
     value: str
-    done: bool = False
+    event: str  # the strongest step event of the innermost loop, filled at the loop's end
+
+
+@dataclass
+class _Frame:
+    """Per function: candidates, and the names that backward() is called on (through
+    what they were computed from)."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    backward_reads: set[str] = field(default_factory=set)
+    evaluates: bool = False  # named like evaluation, or calls ``.eval()``
 
 
 def _accumulator_key(expr: cst.BaseExpression) -> str | None:
@@ -45,6 +58,12 @@ def _accumulator_key(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return dotted_name(expr)
+
+
+def _root_name(expr: cst.BaseExpression) -> cst.Name | None:
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
 
 
 def _has_clone(expr: cst.BaseExpression) -> bool:
@@ -103,88 +122,45 @@ def _resets(loop: LoopNode, key: str) -> bool:
     return False
 
 
+def _with_history(value: Value) -> Value | None:
+    """The value itself, or what a container of it holds, when it carries a graph."""
+    if value.has_history:
+        return value
+    if value.kind is Kind.CONTAINER:
+        for held in (value.element, *(value.items or ())):
+            if held is not None and held.has_history:
+                return held
+    return None
+
+
 class GraphAccumulation(Checker):
     code = "TCL009"
-    triggers = ("backward", ".step(")
+    triggers = ("for ", "while ")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._candidates: dict[int, list[Candidate]] = {}  # id(loop) -> candidates inside it
-        # id(loop) -> dotted names that backward() is called on in it (``acc.backward()``,
-        # ``scaler.scale(acc / k).backward()``, ``torch.autograd.backward(acc)``).
-        self._backward_on: dict[int, set[str]] = {}
+        self._frames: list[_Frame] = []
+        self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
 
-    # -- evidence that an accumulated value carries a graph ----------------------
-    def _evidence(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
-        if depth > 3:
-            return None
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            for element in expr.elements:
-                found = self._evidence(element.value, depth + 1)
-                if found:
-                    return found
-            return None
-        if isinstance(expr, cst.Dict):
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    found = self._evidence(element.value, depth + 1)
-                    if found:
-                        return found
-            return None
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self._evidence(expr.elt, depth + 1)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "sum" and self.ctx.scopes.lookup("sum") is None:
-            args = positional_args(expr)
-            return self._evidence(args[0].value, depth + 1) if args else None
-        evidence = self.ctx.tensors.grad_evidence(expr)
-        if evidence == "a loss" and isinstance(expr, cst.Name) and not self._computes_loss(expr):
-            return None
-        return evidence
+    # -- frames -------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._frames.append(_Frame())
 
-    def _computes_loss(self, name: cst.Name) -> bool:
-        """Whether a loss-named variable is evidence of a graph: ``val_loss = evaluate(...)``
-        (a helper that likely returns ``.item()``) is not; ``loss = criterion(...)``,
-        ``loss = self.compute_loss(...)``, ``loss = out.sum()`` are."""
-        binding = self.ctx.scopes.lookup(name.value)
-        if binding is None or binding.value is None or binding.kind not in ("assign", "annassign", "walrus"):
-            return True
-        value = binding.value
-        if self.ctx.tensors.grad_evidence(value) is not None:
-            return True  # evidence from the value itself, not from the name
-        if isinstance(value, cst.Call):
-            func = value.func
-            if self.ctx.names.torch_qualname(func) is not None:
-                return True  # F.cross_entropy(...), torch.nn.functional.nll_loss(...)
-            callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            return any(word in callee.lower() for word in ("loss", "criterion", "objective"))
-        return True
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._frames.append(_Frame(evaluates=naming.is_evaluation_name(node.name.value)))
 
-    def _is_leaf(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A parameter or a tensor created with ``requires_grad=True``: it requires grad but
-        has no ``grad_fn``, so keeping it keeps no graph (``params.append(p)``)."""
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value in PARAMETER_ATTRIBUTES
-        if isinstance(expr, cst.Name):
-            binding = self.ctx.scopes.lookup(expr.value)
-            if binding is None:
-                return False
-            if binding.kind in ("param", "for", "comprehension"):
-                return True  # evidence for these is an nn.Parameter or an element of .parameters()
-            if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
-                return self._is_leaf(binding.value, depth + 1)
-            return False
-        if isinstance(expr, cst.Call):
-            callee = self.ctx.names.torch_qualname(expr.func)
-            if callee in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                return True
-            if callee is not None and keyword_arg(expr, "requires_grad") is not None:
-                return True
-            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "requires_grad_"
-        return False
+    def _leave_frame(self, node: cst.CSTNode) -> None:
+        self._decide(self._frames.pop())
 
-    # -- candidates -----------------------------------------------------------------
+    leave_Module = leave_FunctionDef = _leave_frame
+
+    def _leave_loop(self, node: LoopNode) -> None:
+        events = self.ctx.flow.events_in(node)
+        self._events[id(node)] = "that calls backward()" if "backward" in events else "that steps an optimizer" if "step" in events else _NO_STEP
+
+    leave_For = leave_While = _leave_loop
+
+    # -- candidates -----------------------------------------------------------------------
     def _accumulates(self, node: cst.CSTNode, accumulator: cst.BaseExpression, value: cst.BaseExpression) -> None:
         loops = self.ctx.flow.loops
         if not loops or self.ctx.grad.disabled:
@@ -194,26 +170,27 @@ class GraphAccumulation(Checker):
             return
         if _has_clone(value):
             return  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
-        evidence = self._evidence(value)
-        if evidence is None or self._is_leaf(value):
+        held = _with_history(self.ctx.value(value))
+        if held is None:
             return
-        candidate = Candidate(
-            node=node,
-            top=self.ctx.top_statement,
-            accumulator=key,
-            binding=self.ctx.scopes.lookup(key.split(".", 1)[0]),
-            evidence=evidence,
-            value=" ".join(cst.Module(body=[]).code_for_node(value).split())[:40],
+        self._frames[-1].candidates.append(
+            Candidate(
+                node=node,
+                top=self.ctx.top_statement,
+                loops=tuple(loops),
+                accumulator=key,
+                root=_root_name(accumulator),
+                evidence=held.why or "it has autograd history",
+                value=short_code(value, 40),
+                event="",
+            )
         )
-        for loop in loops:
-            self._candidates.setdefault(id(loop), []).append(candidate)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._accumulates(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        # Runs before the scope analysis binds the target: lookups see the old binding.
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
@@ -238,64 +215,102 @@ class GraphAccumulation(Checker):
                 elements = [element.value for element in args[0].value.elements]
                 if any(dotted_name(element) == key for element in elements):
                     others = [element for element in elements if dotted_name(element) != key]
-                    self._accumulates(node, target, cst.List([cst.Element(element) for element in others]))
-
-    def _note_backward(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
-            return
-        operands: list[cst.CSTNode] = [func.value, *(argument.value for argument in node.args)]
-        names: set[str] = set()
-        while operands:
-            current = operands.pop()
-            key = dotted_name(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
-            if key is not None:
-                names.add(key)
-            if not isinstance(current, (cst.Lambda, cst.FunctionDef)):
-                operands.extend(iter_children(current))
-        for loop in self.ctx.flow.loops:
-            self._backward_on.setdefault(id(loop), set()).update(names)
+                    for other in others:
+                        self._accumulates(node, target, other)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if self.ctx.flow.loops:
-            self._note_backward(node)
+        self._note_backward(node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
+            self._frames[-1].evaluates = True  # ``model.eval()``: an evaluation follows
         if not (isinstance(func, cst.Attribute) and func.attr.value in APPENDING_METHODS):
             return
         args = positional_args(node)
-        if not args:
+        if not args or (func.attr.value == "insert" and len(args) < 2):
             return
         value = args[-1].value if func.attr.value == "insert" else args[0].value
-        if func.attr.value == "insert" and len(args) < 2:
-            return
+        if func.attr.value == "extend" and not isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            value_of = self.ctx.value(value)
+            if value_of.kind is Kind.TENSOR:
+                return  # ``xs.extend(t)`` iterates a tensor's rows: views kept, judged on t itself below
         self._accumulates(node, func.value, value)
 
-    # -- the decision, once the whole loop has been walked ---------------------------
-    def _leave_loop(self, node: LoopNode) -> None:
-        candidates = self._candidates.pop(id(node), None)
-        backward_on = self._backward_on.pop(id(node), set())
-        if not candidates:
+    # -- backward() consumes what it is called on ----------------------------------------------
+    def _note_backward(self, node: cst.Call) -> None:
+        func = node.func
+        is_backward = isinstance(func, cst.Attribute) and func.attr.value == "backward"
+        if not is_backward and self.ctx.names.torch_qualname(func) not in ("torch.autograd.backward", "torch.autograd.grad"):
             return
-        events = self.ctx.flow.events_in(node)
-        if not events:
-            return
-        inside: set[int] | None = None
-        for candidate in candidates:
-            if candidate.done:
-                continue
-            binding = candidate.binding
-            if binding is not None and binding.kind not in ("import", "def", "class"):
-                if inside is None:
-                    inside = _descendant_ids(node)
-                if id(binding.node) in inside:
-                    continue  # bound in this loop: a fresh accumulator each iteration
-            if _resets(node, candidate.accumulator):
-                continue
-            if candidate.accumulator in backward_on:
-                continue  # gradient accumulation: backward() consumes the accumulated graph
-            candidate.done = True
-            event = "backward()" if "backward" in events else "an optimizer step()"
-            message = self.spec.message.format(accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
-            self.ctx.report(candidate.node, self.code, message, top=candidate.top)
+        operands: list[cst.BaseExpression] = [func.value] if isinstance(func, cst.Attribute) else []
+        operands += [argument.value for argument in node.args]
+        reads = self._frames[-1].backward_reads
+        for operand in operands:
+            reads.update(_dotted_reads(operand))
+            for name_node in _name_nodes(operand):
+                # ``loss = torch.stack(log_probs).sum(); loss.backward()``: what it was made of.
+                for binding in self.ctx.model.same_object(self.ctx.bindings_of(name_node)):
+                    if binding.value is not None and binding.kind in (BindingKind.ASSIGNMENT, BindingKind.AUGMENTED, BindingKind.ANNOTATION):
+                        reads.update(_dotted_reads(binding.value))
 
-    leave_For = leave_While = _leave_loop
+    # -- the decision, once the function has been walked -------------------------------------
+    def _decide(self, frame: _Frame) -> None:
+        inside: dict[int, set[int]] = {}
+        for candidate in frame.candidates:
+            if candidate.accumulator in frame.backward_reads:
+                continue  # the accumulated graph is consumed by a backward() on purpose
+            loop = self._accumulating_loop(candidate, inside)
+            if loop is None:
+                continue
+            event = self._events.get(id(loop), _NO_STEP)
+            if event == _NO_STEP:
+                outer = candidate.loops[: candidate.loops.index(loop)]
+                if any(self._events.get(id(enclosing)) != _NO_STEP for enclosing in outer):
+                    continue  # parts of one training step's loss, kept until that step's backward()
+                if not frame.evaluates:
+                    continue  # no step and no evaluation: the caller may backpropagate through it
+                event = "that evaluates with grad enabled (no torch.no_grad())"
+            self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
+
+    def _accumulating_loop(self, candidate: Candidate, inside: dict[int, set[int]]) -> LoopNode | None:
+        """The innermost loop across whose iterations the accumulator survives: bound
+        outside it (an attribute's root, a name bound before it) and not reset at the top
+        of its body."""
+        if candidate.root is None:
+            return None
+        bindings = self.ctx.model.same_object(self.ctx.bindings_of(candidate.root))
+        if not bindings:
+            return None  # an undefined name: nothing to say
+        for loop in reversed(candidate.loops):
+            descendants = inside.get(id(loop))
+            if descendants is None:
+                descendants = inside[id(loop)] = _descendant_ids(loop)
+            outside = any(binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT) or id(binding.node) not in descendants for binding in bindings)
+            if outside and not _resets(loop, candidate.accumulator):
+                return loop
+        return None
+
+
+def _dotted_reads(expr: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain read in ``expr`` (``self.log_probs`` and ``self``)."""
+    found: set[str] = set()
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                found.add(dotted)
+        pending.extend(iter_children(current))
+    return found
+
+
+def _name_nodes(expr: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        else:
+            pending.extend(iter_children(current))
+    return found

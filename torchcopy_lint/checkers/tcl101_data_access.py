@@ -10,7 +10,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, is_inplace_method
-from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_ONLY_METHODS, YES
+from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.tensors import MAYBE, YES
+from torchcopy_lint.analysis.torch_api import TENSOR_ONLY_METHODS
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.context import FileContext
@@ -131,10 +133,9 @@ class DataAccess(Checker):
     def _handles_packed_sequences(self) -> bool:
         """Whether the file uses ``PackedSequence``, whose ``.data`` field is a plain tensor."""
         if not self._packed:  # cache only a yes: the class may be defined further down
-            module_scope = self.ctx.scopes.scopes[0] if self.ctx.scopes.scopes else None
-            bindings = module_scope.bindings.values() if module_scope is not None else ()
+            bindings = [binding for found in self.ctx.model.module_scope.every.values() for binding in found]
             self._packed = any(
-                binding.name == "PackedSequence" or (binding.kind == "import" and (binding.qualname or "").startswith("torch.nn.utils.rnn"))
+                binding.name == "PackedSequence" or (binding.kind is BindingKind.IMPORT and (binding.qualname or "").startswith("torch.nn.utils.rnn"))
                 for binding in bindings
             )
         return self._packed

@@ -44,9 +44,10 @@ class RawFinding:
 def build_model(module: cst.Module) -> SemanticModel:
     """Pass 1: walk ``module`` once with the binder and build its semantic model."""
     grad = GradModeTracker()
-    binder = Binder(grad)
+    walker = Walker([])
+    binder = Binder(grad, walker.parents)
     grad.names = TorchNames(lambda name: binder.lookup(name.value))
-    Walker([grad, binder]).walk(module)
+    Walker([grad, binder], walker.parents).walk(module)
     return SemanticModel(binder.records)
 
 

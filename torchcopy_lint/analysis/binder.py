@@ -87,8 +87,9 @@ class RawCall:
 class Binder:
     """Pass-1 walk participant. Fills a :class:`Records`."""
 
-    def __init__(self, grad: GradModeTracker) -> None:
+    def __init__(self, grad: GradModeTracker, parents: list[cst.CSTNode] | None = None) -> None:
         self.grad = grad
+        self._parents = parents if parents is not None else []  # the walker's ancestor stack
         self.records = Records()
         self._scope: Scope | None = None
         self._order = 0
@@ -202,6 +203,7 @@ class Binder:
         if isinstance(node, cst.FunctionDef):
             self.bind(node.name.value, BindingKind.FUNCTION, node)
             decorators = tuple(filter(None, (dotted_name(_callee(d.decorator)) for d in node.decorators)))
+        self.records.tops[id(node)] = self._parents[1] if len(self._parents) > 1 else node
         scope = self._push(ScopeKind.FUNCTION if isinstance(node, cst.FunctionDef) else ScopeKind.LAMBDA, node)
         info = FunctionInfo(node, scope, cls, decorators=decorators)
         if isinstance(node, cst.Lambda):
@@ -542,6 +544,7 @@ class Records:
     bindings: list[Binding] = field(default_factory=list)
     resolution: dict[int, tuple[Binding, ...]] = field(default_factory=dict)  # id(Name) -> bindings
     targets: dict[int, Binding] = field(default_factory=dict)  # id(target Name) -> the binding it makes
+    tops: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(function) -> its top-level statement
     narrowed: dict[int, object] = field(default_factory=dict)  # id(Name) -> Kind by isinstance
     classes: dict[int, ClassInfo] = field(default_factory=dict)
     functions: dict[int, FunctionInfo] = field(default_factory=dict)

@@ -63,6 +63,7 @@ _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "b
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "complex"})
 _CONTAINER_ANNOTATIONS = frozenset({"list", "dict", "tuple", "set", "frozenset", "List", "Dict", "Tuple", "Set", "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "OrderedDict", "Deque", "deque"})
 _MAX_NESTING = 60  # evaluations in progress at once (deep chains are cut, not overflowed)
+_CALL_DEPTH = 2  # calls followed with their own arguments (see Evaluator._returns_at)
 
 
 def derived(grad: Grad, grad_off: bool) -> Grad:
@@ -125,11 +126,15 @@ class Evaluator:
     only: the model builds its call-site and hook indexes with such an evaluator.
     """
 
-    def __init__(self, model: "SemanticModel", infer_parameters: bool = True) -> None:
+    def __init__(self, model: "SemanticModel", infer_parameters: bool = True, arguments: dict[int, Value] | None = None, depth: int = 0) -> None:
         self.model = model
         self.infer_parameters = infer_parameters
+        self._arguments = arguments or {}  # id(parameter binding) -> the value one call passes
+        self._depth = depth  # how many calls deep this evaluator evaluates a callee's returns
         self._memo: dict[tuple[int, bool], Value] = {}
         self._active: set[tuple[int, bool]] = set()
+        self._returns: dict[int, Value] = {}
+        self._calls: dict[tuple[int, bool], Value] = {}
 
     # -- entry points ------------------------------------------------------------------
     def value(self, expr: cst.BaseExpression, grad_off: bool = False) -> Value:
@@ -171,6 +176,8 @@ class Evaluator:
 
     def _operands(self, expr: cst.BaseExpression, off: bool) -> list[Value]:
         """The values an expression's tensor result is computed from (already memoised)."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value in api.PARAMETER_ATTRIBUTES:
+            return []  # ``.weight`` of a module, known or guessed, is a parameter either way
         if isinstance(expr, cst.Attribute) or isinstance(expr, cst.Subscript):
             return [self.value(expr.value, off)]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
@@ -262,7 +269,8 @@ class Evaluator:
                 return NONE
             if self.model.is_builtin(expr):
                 return Value(Kind.CALLABLE, qualname=f"builtins.{expr.value}")
-            return UNKNOWN  # undefined here (a star import, a global set elsewhere)
+            # Undefined here (a star import, a global set elsewhere): its name may tell.
+            return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
         value = join_all([self.binding_value(binding) for binding in bindings])
         narrowed = self.model.narrowing(expr)
         if narrowed is Kind.TENSOR and (value.kind is not Kind.TENSOR or value.guessed):
@@ -272,6 +280,9 @@ class Evaluator:
         return value
 
     def _binding_value(self, binding: Binding) -> Value:
+        passed = self._arguments.get(id(binding))
+        if passed is not None:
+            return passed
         if not binding.grad_disabled and self.infer_parameters and self.model.runs_without_grad(binding.scope):
             binding = _with_grad_off(binding)
         kind = binding.kind
@@ -365,6 +376,8 @@ class Evaluator:
             default = self.value(binding.value)
             if default.kind is not Kind.NONE:
                 value = join(value, default)
+        if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
+            value = _named_like(binding.name) or value
         return value
 
     def _argument(self, site: CallSite, info: FunctionInfo, index: int | None, name: str) -> Value | None:
@@ -488,6 +501,8 @@ class Evaluator:
         """An attribute of something the file does not show: guess from the name."""
         if not self.model.names.imports_torch:
             return UNKNOWN
+        if naming.is_loader_name(attr):
+            return _loader(guessed=True)
         if attr in api.PARAMETER_ATTRIBUTES:
             return tensor(Grad.LEAF, f"a parameter (.{attr})")
         if attr == api.OPTIMIZER_PARAM_GROUPS:
@@ -573,7 +588,7 @@ class Evaluator:
         """Calling a value: a local function or class, a module, an imported callable."""
         if callee.function is not None:
             info = self.model.function_info(callee.function)
-            result = self.model.returns_of(info, self) if info is not None else UNKNOWN
+            result = self._returns_at(info, callee, call, off) if info is not None else UNKNOWN
             return without_history(result) if off else result
         if callee.cls is not None and callee.kind is Kind.CALLABLE:
             return self.model.instance_of(callee.cls)
@@ -582,6 +597,57 @@ class Evaluator:
         if callee.qualname is not None:
             return self._qualified_call(callee.qualname, call, off)
         return UNKNOWN
+
+    def returns(self, info: FunctionInfo) -> Value:
+        """What calling the function gives, for any call: the join of its returns (a
+        generator: a container of what it yields); its return annotation where the body
+        does not tell."""
+        key = id(info.node)
+        found = self._returns.get(key)
+        if found is not None:
+            return found
+        self._returns[key] = UNKNOWN  # a recursive call sees "unknown"
+        result = self._join_returns(info)
+        returns = info.node.returns if isinstance(info.node, cst.FunctionDef) else None
+        if result.kind is Kind.UNKNOWN and returns is not None:
+            result = self.annotation_value(returns.annotation)
+        self._returns[key] = result
+        return result
+
+    def _join_returns(self, info: FunctionInfo) -> Value:
+        if info.yields:
+            return container(join_all([self.value(expr, off) for expr, off in info.yields]))
+        if info.returns:
+            return join_all([self.value(expr, off) for expr, off in info.returns])
+        return NONE
+
+    def _returns_at(self, info: FunctionInfo, callee: Value, call: cst.Call, off: bool) -> Value:
+        """What this call of the function gives: its returns evaluated with the values this
+        call passes (call-site return inference, as type checkers do for unannotated
+        functions), a couple of calls deep; beyond that, :meth:`returns`."""
+        general = self.returns(info)
+        if self._depth >= _CALL_DEPTH or not self.infer_parameters or not (info.returns or info.yields):
+            return general
+        key = (id(call), off)
+        found = self._calls.get(key)
+        if found is not None:
+            return found
+        site = CallSite(call, off, 1 if callee.bound else 0)
+        arguments: dict[int, Value] = {}
+        for index, param in enumerate([*info.params, *info.node.params.kwonly_params]):
+            binding = next((b for b in info.scope.every.get(param.name.value, ()) if b.node is param), None)
+            if binding is None:
+                continue
+            passed = self._argument(site, info, index if index < len(info.params) else None, binding.name)
+            if passed is not None and passed != self.binding_value(binding):
+                arguments[id(binding)] = passed
+        result = general
+        if arguments:
+            self._calls[key] = general  # recursion through this call sees the general answer
+            inner = Evaluator(self.model, True, {**self._arguments, **arguments}, self._depth + 1)
+            result = inner.returns(info)
+        self._calls[key] = result
+        return result
 
     def _call_by_name(self, name: str, call: cst.Call, off: bool) -> Value:
         """A call of something the file does not show: ``criterion(out, y)``, ``model(x)``."""
@@ -599,7 +665,7 @@ class Evaluator:
             if forward is not None and forward.function is not None:
                 info = self.model.function_info(forward.function)
                 if info is not None:
-                    result = self.model.returns_of(info, self)
+                    result = self._returns_at(info, forward, call, off)
                     if result.kind in (Kind.TENSOR, Kind.CONTAINER):
                         return without_history(result) if off else result
         if module.loss:
@@ -607,8 +673,7 @@ class Evaluator:
         if module.qualname is not None and module.qualname.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODULES:
             grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
             return tensor(grad, why)
-        output = tensor(Grad.NO if off else Grad.GRAPH, "a module output")
-        return output
+        return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=module.guessed)
 
     def _qualified_call(self, qualname: str, call: cst.Call, off: bool) -> Value:
         positional = positional_args(call)
@@ -646,6 +711,8 @@ class Evaluator:
             return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
         if api.is_optimizer_class(qualname):
             return Value(Kind.OPTIMIZER, qualname=qualname)
+        if qualname in api.DATA_LOADER_CLASSES:
+            return _loader()
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
         if qualname in api.DEEP_COPY_FUNCTIONS and first is not None:
@@ -807,6 +874,8 @@ class Evaluator:
             return self._module_output(receiver, call, off)
         if method in api.LOAD_STATE_METHODS or method == "zero_grad":
             return OBJECT
+        if naming.is_model_method(method):  # ``model.encode(x)``, ``vae.decode(z)``
+            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
         return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
     def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
@@ -872,9 +941,27 @@ def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
     return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
 
 
+def _loader(guessed: bool = False) -> Value:
+    """A DataLoader: it yields batches of tensors (or tuples, lists, dicts of them)."""
+    batch = tensor(Grad.NO).with_(guessed=guessed)
+    return Value(Kind.CONTAINER, element=batch, qualname="torch.utils.data.DataLoader", guessed=guessed)
+
+
 def _param_groups() -> Value:
     params = container(tensor(Grad.LEAF, "a parameter of an optimizer's param_groups"))
     return container(Value(Kind.CONTAINER, element=UNKNOWN, fields=(("params", params),)))
+
+
+def _named_like(name: str) -> Value | None:
+    """What a name the file does not type says it is: ``model`` a module, ``train_loader`` a
+    DataLoader (guesses, marked as such)."""
+    if naming.is_module_name(name):
+        return Value(Kind.MODULE, guessed=True)
+    if naming.is_loader_name(name):
+        return _loader(guessed=True)
+    if naming.is_optimizer_name(name):
+        return Value(Kind.OPTIMIZER, guessed=True)
+    return None
 
 
 def _hook_role_value(role: str) -> Value:

@@ -17,7 +17,7 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 SNAPSHOT_WORDS = frozenset(
     """
     prev previous old best saved snapshot snapshots snap init initial orig original copy backup history
-    hist last before stored checkpoint ckpt start starting restore frozen ema
+    hist last before stored checkpoint ckpt start starting restore frozen ema slow anchor shadow
     """.split()
 )
 # Callables whose result is a loss: ``criterion(out, y)``, ``loss_fn(...)``.
@@ -45,7 +45,7 @@ _VERBS = frozenset(
 )
 # English words that end in "net" but name no network.
 _NOT_NETWORKS = frozenset({"planet", "cabinet", "magnet", "internet", "bonnet", "sonnet", "hornet", "garnet", "subnet"})
-_OPTIMIZER_WORDS = frozenset({"optim", "optims", "optimizer", "optimizers", "opt", "opts", "optimiser"})
+_OPTIMIZER_WORDS = frozenset({"optim", "optims", "optimizer", "optimizers", "opt", "optimiser"})  # not "opts": options
 # ``train(...)``, ``train_one_epoch(...)``, ``trainer.fit(...)``, ``run_training(...)``.
 _TRAINING_CALL = re.compile(
     r"(?:do_|run_)?(?:train|fit|finetune|fine_tune|learn)"
@@ -64,6 +64,30 @@ def words(name: str) -> list[str]:
 def is_snapshot_name(name: str) -> bool:
     """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))
+
+
+# Words for a second copy of a model kept beside it (a DQN target network, an EMA teacher).
+_MODEL_COPY_WORDS = SNAPSHOT_WORDS | frozenset({"target", "teacher", "shadow", "momentum", "avg", "averaged", "swa", "slow", "anchor", "reference", "ref", "frozen", "fixed", "key"})
+
+
+def is_model_copy_name(name: str) -> bool:
+    """``target_net``, ``teacher``, ``ema_model``, ``best_model``: a name for a copy of a model."""
+    return any(part.lower() in _MODEL_COPY_WORDS for part in words(name))
+
+
+# Methods of a model that return tensors (``model.encode(x)``, ``vae.decode(z)``).
+_TENSOR_METHODS = frozenset({"encode", "decode", "embed", "features", "extract_features", "forward_features", "project", "classify", "reconstruct", "get_features", "get_embedding", "logits"})
+
+
+def is_model_method(name: str) -> bool:
+    """``encode``, ``decode``, ``forward_features``: a model method that returns a tensor."""
+    return name in _TENSOR_METHODS
+
+
+def is_loader_name(name: str) -> bool:
+    """``loader``, ``train_loader``, ``val_dataloader``: a DataLoader (batches of tensors)."""
+    parts = _lower_words(name)
+    return bool(parts) and parts[-1] in ("loader", "dataloader") and not any(part in _NOT_AN_OBJECT_WORDS for part in parts)
 
 
 def is_loss_name(name: str) -> bool:
@@ -107,6 +131,15 @@ def is_evaluation_name(name: str) -> bool:
     """``evaluate``, ``validate_epoch``, ``test_model``, ``run_inference``: a function that
     evaluates a model (and should run under ``torch.no_grad()``)."""
     return any(part in _EVALUATION_WORDS for part in _lower_words(name))
+
+
+_STEP_FUNCTION = re.compile(r"(?:_*)(?:train|training|fit|learn|optimi[sz]e|update)(?:_.*)?|.*_(?:train_step|training_step|update|learn|optimize|step)")
+
+
+def is_training_step_name(name: str) -> bool:
+    """``training_step``, ``train_batch``, ``optimize``, ``update_policy``, ``learn``: a
+    function that runs once per training step (not ``validation_step``)."""
+    return bool(_STEP_FUNCTION.fullmatch(name)) and not is_evaluation_name(name)
 
 
 def is_training_call(name: str, receiver: str | None = None) -> bool:

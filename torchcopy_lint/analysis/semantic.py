@@ -31,7 +31,6 @@ class SemanticModel:
         self.names = TorchNames(self.bindings_of)
         self.names.imports_torch = records.imports_torch
         self._scope_functions = {id(info.scope): info for info in records.functions.values()}
-        self._returns: dict[int, Value] = {}
         self._class_kinds: dict[int, Kind] = {}
         self._trains: dict[int, bool] = {}
         self._without_grad: dict[int, bool] = {}
@@ -60,6 +59,18 @@ class SemanticModel:
                 if binding.kind is BindingKind.AUGMENTED:
                     pending.extend(binding.previous)
         return tuple(found)
+
+    def top_statement_of(self, name: cst.Name) -> cst.CSTNode | None:
+        """The module-level statement holding a Name node that reads a local of some function
+        (where a finding about it is positioned)."""
+        for binding in self.bindings_of(name):
+            scope: Scope | None = binding.scope
+            while scope is not None:
+                top = self.records.tops.get(id(scope.node))
+                if top is not None:
+                    return top
+                scope = scope.parent
+        return None
 
     def binding_made_by(self, target: cst.Name) -> Binding | None:
         """The binding an assignment target (``x`` in ``x = ...``) makes."""
@@ -118,25 +129,8 @@ class SemanticModel:
         return self.evaluator.binding_value(binding)
 
     def returns_of(self, info: FunctionInfo, evaluator: Evaluator) -> Value:
-        """What calling the function gives: the join of its returns (a generator: a container
-        of what it yields); its return annotation where the body does not tell."""
-        key = id(info.node) * 2 + (evaluator is self.evaluator)
-        found = self._returns.get(key)
-        if found is not None:
-            return found
-        self._returns[key] = UNKNOWN  # a recursive call sees "unknown"
-        values = [evaluator.value(expr, off) for expr, off in info.returns]
-        if info.yields:
-            result = container(join_all([evaluator.value(expr, off) for expr, off in info.yields]))
-        elif values:
-            result = join_all(values)
-        else:
-            result = NONE
-        returns = info.node.returns if isinstance(info.node, cst.FunctionDef) else None
-        if result.kind is Kind.UNKNOWN and returns is not None:
-            result = evaluator.annotation_value(returns.annotation)
-        self._returns[key] = result
-        return result
+        """What calling the function gives (see :meth:`Evaluator.returns`)."""
+        return evaluator.returns(info)
 
     def runs_without_grad(self, scope: Scope | None) -> bool:
         """Whether the code of ``scope`` runs with grad off because every call of its

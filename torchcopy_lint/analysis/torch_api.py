@@ -118,6 +118,7 @@ TENSOR_FUNCTIONS = _qualified(("torch.",), CREATION_FUNCTIONS | COMPUTING_FUNCTI
 MAYBE_ALIAS_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray"})
 # torch.nn.functional losses whose names do not say "loss".
 LOSS_FUNCTION_NAMES = _words("cross_entropy binary_cross_entropy binary_cross_entropy_with_logits kl_div nll_loss")
+DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 LOADING_FUNCTIONS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url"})
 DEEP_COPY_FUNCTIONS = frozenset({"copy.deepcopy"})
 SHALLOW_COPY_FUNCTIONS = frozenset({"copy.copy"})

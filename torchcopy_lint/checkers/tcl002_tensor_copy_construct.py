@@ -70,8 +70,10 @@ class TensorCopyConstruct(Checker):
             return
         call = f"`{_short(node, 60)}`"
         value = self.ctx.value(data)
-        if value.is_tensor and not value.guessed:
-            fix = self._fix(node, detach_clone(data), SAFE)
+        if value.is_tensor:
+            # Safe where the file shows a tensor; a tensor only by its name (``model(x)``
+            # of a ``model`` the file does not type) may be something else.
+            fix = self._fix(node, detach_clone(data), UNSAFE if value.guessed else SAFE)
             self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node)}")
         elif isinstance(data, (cst.List, cst.Tuple)) and self._all_tensors(data):
             stacked = _stacked(data)
@@ -81,7 +83,7 @@ class TensorCopyConstruct(Checker):
             stack, imports = self._stack(data)
             fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports)
             self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(node)}")
-        elif value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor and not value.element.guessed and not isinstance(data, (cst.List, cst.Tuple)):
+        elif value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor and not isinstance(data, (cst.List, cst.Tuple)):
             # A list of tensors built elsewhere (appended in a loop, a comprehension): no fix,
             # the file does not show the list's shape.
             self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){self._options(node)}")
@@ -96,7 +98,7 @@ class TensorCopyConstruct(Checker):
             if isinstance(value, (cst.List, cst.Tuple)):
                 if not self._all_tensors(value):
                     return False
-            elif self.ctx.tensors.kind(value) is not YES:
+            elif not self.ctx.value(value).is_tensor:
                 return False
         return True
 

@@ -30,7 +30,7 @@ import libcst as cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
-from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.bindings import BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
@@ -53,6 +53,8 @@ class _Taken:
     kind: str  # module | optimizer | param | tensor
     source: str  # dotted source ("model", "self.model", "w") or its code
     fix: str
+    state: bool = False  # a state dict: stored anywhere, it is only ever kept to be restored
+    origin: cst.BaseExpression | None = None  # where the alias was made, when in another function (a helper's return)
 
 
 @dataclass
@@ -199,8 +201,9 @@ class AliasedSnapshot(Checker):
             return None  # ``sys.stdout.detach()``
         text = dotted_name(source) or _short(source)
         root = source.value if isinstance(source, cst.Name) else None
+        origin = source if isinstance(source, cst.Name) and not _contains(expr, source) and self._elsewhere(source) else None
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
-            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})"), root
+            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, origin), root
         if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             fix = f"[p.detach().clone() for p in {_short(expr.for_in.iter, 30)}]"  # the elements alias
         elif value.alias is None:
@@ -209,7 +212,18 @@ class AliasedSnapshot(Checker):
             fix = f"{_short(source)}.detach().clone()"
         else:
             fix = f"{_short(expr)}.clone()"
-        return _Taken(kind, text, fix), root
+        return _Taken(kind, text, fix, origin=origin), root
+
+    def _elsewhere(self, name: cst.Name) -> bool:
+        """Whether ``name`` reads a variable of another function (a helper that returned it)."""
+        here = self.ctx.scopes.enclosing_function()
+        for binding in self.ctx.bindings_of(name):
+            scope = binding.scope
+            while scope is not None and scope.node is not here and scope.parent is not None and scope.kind is ScopeKind.COMPREHENSION:
+                scope = scope.parent
+            if scope is not None and scope.node is not here and scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+                return True
+        return False
 
     def _untyped_data(self, expr: cst.BaseExpression) -> tuple[_Taken, str | None] | None:
         """``x.data`` of a receiver the file does not type: a tensor's alias only if it is
@@ -231,8 +245,9 @@ class AliasedSnapshot(Checker):
         return _Taken("tensor", text, fix), source.value if isinstance(source, cst.Name) else None
 
     def _module_kept(self, value: cst.BaseExpression, target_name: str) -> tuple[_Taken, str | None] | None:
-        """``best_model = model``: a module kept by reference under a snapshot name."""
-        if not isinstance(value, (cst.Name, cst.Attribute)) or not naming.is_snapshot_name(target_name):
+        """``best_model = model``, ``self.target_net = self.policy_net``: a module kept by
+        reference under a name for a copy of a model."""
+        if not isinstance(value, (cst.Name, cst.Attribute)) or not naming.is_model_copy_name(target_name):
             return None
         if self.ctx.value(value).kind is not Kind.MODULE:
             return None
@@ -473,7 +488,7 @@ class AliasedSnapshot(Checker):
             changes = self._changes_of(snapshot, state)
             source_kills = [event.point for event in names.get(snapshot.source_root or "", ()) if event.store] if snapshot.source_root else []
             if snapshot.escape is not None:
-                if snapshot.taken.kind in _TRAINED and naming.is_snapshot_name(snapshot.escape_name):
+                if snapshot.taken.kind in _TRAINED and (snapshot.taken.state or naming.is_model_copy_name(snapshot.escape_name)):
                     # Kept under a name that says "snapshot" (``self.best``, ``history``) while
                     # the source trains on: a reference kept on purpose has another name.
                     self._report(snapshot, f"{snapshot.escape} while `{snapshot.taken.source}` keeps training")
@@ -507,7 +522,28 @@ class AliasedSnapshot(Checker):
         return None
 
     def _report(self, snapshot: _Snapshot, reason: str) -> None:
-        self.report(snapshot.node, snapshot.fix, top=snapshot.top, snapshot=snapshot.text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
+        node, top, fix, text = snapshot.node, snapshot.top, snapshot.fix, snapshot.text
+        origin = snapshot.taken.origin
+        if isinstance(origin, cst.Name):
+            # Made in a helper and returned: reported where the alias is made (the fix is there).
+            origin_top = self.ctx.model.top_statement_of(origin)
+            if origin_top is not None:
+                node, top, fix = origin, origin_top, None
+                text = f"{snapshot.text} (returned by a helper)"
+        self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
+
+
+def _contains(expr: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``expr`` or inside it."""
+    from torchcopy_lint.walker import iter_children
+
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return True
+        pending.extend(iter_children(current))
+    return False
 
 
 def _identifier(expr: cst.BaseExpression) -> str | None:

@@ -21,7 +21,8 @@ import libcst as cst
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
-from torchcopy_lint.analysis.values import AliasHow
+from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.values import AliasHow, Grad, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -37,6 +38,8 @@ class _Write:
     operation: str
     requires_grad: bool
     fix: Fix | None = None
+    holder: str = ""  # the name bound to the detached alias (``d``)
+    outlives: str | None = None  # why the source is used after this function anyway
 
 
 @dataclass
@@ -169,8 +172,22 @@ class DetachedInplace(Checker):
         bindings = self.ctx.bindings_of(view)
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, alias.source_value.requires_grad, fix)
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, alias.source_value.requires_grad, fix, view.value, self._outlives(source, alias.source_value))
         state.writes.append(record)
+
+    def _outlives(self, source: cst.BaseExpression, value: Value) -> str | None:
+        """Why ``source`` is used after the function even if this function does not read it
+        again: a module's parameter or a gradient, the caller's tensor, an attribute."""
+        root = source
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if value.grad is Grad.LEAF:
+            return f"`{_short(source)}` is a parameter"
+        if value.why == "a gradient":
+            return f"`{_short(source)}` is a gradient the optimizer reads"
+        if isinstance(root, cst.Name) and any(binding.kind is BindingKind.PARAMETER for binding in self.ctx.bindings_of(root)):
+            return f"`{_short(source)}` is the caller's tensor" if root is source else f"`{_short(source)}` outlives the call"
+        return None
 
     leave_Call = leave_AugAssign = _record
 
@@ -188,6 +205,12 @@ class DetachedInplace(Checker):
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "detach":
             return
         state.watched[dotted].append((self.ctx.flow.point(), isinstance(parent, cst.AssignTarget)))
+
+    @staticmethod
+    def _read_again(write: _Write, names: dict) -> bool:
+        events = names.get(write.holder, [])
+        kills = [event.point for event in events if event.store]
+        return any(not event.store and may_flow(write.point, event.point, kills) for event in events)
 
     # -- decision -------------------------------------------------------------------------
     def _decide(self, state: _State) -> None:
@@ -211,6 +234,10 @@ class DetachedInplace(Checker):
                 reason = f"and `{write.source}` is used afterwards"
             elif write.requires_grad and earlier and any(may_flow(write.point, point, kills) for point in backwards):
                 reason = "and a later backward() needs its old value"
+            elif write.outlives is not None and self._read_again(write, names):
+                # ``d = layer.weight.detach(); d /= d.norm(); return d``: used as a value of
+                # its own, while the write changed the module's weight.
+                reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"
             if reason is not None:
                 details = {"view": write.view, "source": write.source, "operation": write.operation, "reason": reason}
                 self.ctx.report(write.node, self.code, self.spec.message.format_map(details), write.fix, top=write.top)

@@ -141,6 +141,7 @@ class GraphAccumulation(Checker):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._frames: list[_Frame] = []
         self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
+        self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
 
     # -- frames -------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -156,14 +157,24 @@ class GraphAccumulation(Checker):
 
     def _leave_loop(self, node: LoopNode) -> None:
         events = self.ctx.flow.events_in(node)
-        self._events[id(node)] = "that calls backward()" if "backward" in events else "that steps an optimizer" if "step" in events else _NO_STEP
+        if "backward" in events:
+            self._events[id(node)] = "iterations of a loop that calls backward()"
+        elif "step" in events:
+            self._events[id(node)] = "iterations of a loop that steps an optimizer"
+        elif id(node) in self._training_calls:
+            self._events[id(node)] = f"iterations of a loop that trains (`{self._training_calls[id(node)]}()`)"
+        else:
+            self._events[id(node)] = _NO_STEP
 
     leave_For = leave_While = _leave_loop
 
     # -- candidates -----------------------------------------------------------------------
     def _accumulates(self, node: cst.CSTNode, accumulator: cst.BaseExpression, value: cst.BaseExpression) -> None:
         loops = self.ctx.flow.loops
-        if not loops or self.ctx.grad.disabled:
+        if self.ctx.grad.disabled:
+            return
+        repeated = None if loops else self._called_per_step(accumulator)
+        if not loops and repeated is None:
             return
         key = _accumulator_key(accumulator)
         if key is None or key in ("self", "cls"):
@@ -182,9 +193,32 @@ class GraphAccumulation(Checker):
                 root=_root_name(accumulator),
                 evidence=held.why or "it has autograd history",
                 value=short_code(value, 40),
-                event="",
+                event=repeated or "",
             )
         )
+
+    def _called_per_step(self, accumulator: cst.BaseExpression) -> str | None:
+        """Outside a loop, the iterations are calls: a forward hook, or a function that runs
+        once per training step, adding to something that outlives the call (an attribute,
+        a name of an enclosing scope or the module). The phrase for the message, or None."""
+        function = self.ctx.scopes.enclosing_function()
+        info = self.ctx.model.function_info(function) if function is not None else None
+        if info is None:
+            return None
+        if info.hook_roles is not None:
+            repeated = "forward passes (in a hook)"
+        elif isinstance(function, cst.FunctionDef) and (self.ctx.model.trains(function) or naming.is_training_step_name(info.name)):
+            repeated = f"calls of `{info.name}()`, once per step"
+        else:
+            return None
+        root = _root_name(accumulator)
+        if root is None:
+            return None
+        bindings = self.ctx.bindings_of(root)
+        outlives = bool(bindings) and all(binding.scope is not info.scope for binding in bindings)
+        if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
+            outlives = True
+        return repeated if outlives else None
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
@@ -221,6 +255,7 @@ class GraphAccumulation(Checker):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self._note_backward(node)
+        self._note_training_call(node)
         if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
             self._frames[-1].evaluates = True  # ``model.eval()``: an evaluation follows
         if not (isinstance(func, cst.Attribute) and func.attr.value in APPENDING_METHODS):
@@ -234,6 +269,16 @@ class GraphAccumulation(Checker):
             if value_of.kind is Kind.TENSOR:
                 return  # ``xs.extend(t)`` iterates a tensor's rows: views kept, judged on t itself below
         self._accumulates(node, func.value, value)
+
+    def _note_training_call(self, node: cst.Call) -> None:
+        """A loop that calls a local function that trains is a training loop."""
+        loops = self.ctx.flow.loops
+        if not loops or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        function = self.ctx.value(node.func).function
+        if isinstance(function, cst.FunctionDef) and self.ctx.model.trains(function):
+            for loop in loops:
+                self._training_calls.setdefault(id(loop), function.name.value)
 
     # -- backward() consumes what it is called on ----------------------------------------------
     def _note_backward(self, node: cst.Call) -> None:
@@ -258,6 +303,9 @@ class GraphAccumulation(Checker):
         for candidate in frame.candidates:
             if candidate.accumulator in frame.backward_reads:
                 continue  # the accumulated graph is consumed by a backward() on purpose
+            if not candidate.loops:  # iterations by calls (see _called_per_step)
+                self._report(candidate, candidate.event)
+                continue
             loop = self._accumulating_loop(candidate, inside)
             if loop is None:
                 continue
@@ -268,8 +316,11 @@ class GraphAccumulation(Checker):
                     continue  # parts of one training step's loss, kept until that step's backward()
                 if not frame.evaluates:
                     continue  # no step and no evaluation: the caller may backpropagate through it
-                event = "that evaluates with grad enabled (no torch.no_grad())"
-            self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
+                event = "iterations of an evaluation loop with grad enabled (no torch.no_grad())"
+            self._report(candidate, event)
+
+    def _report(self, candidate: Candidate, event: str) -> None:
+        self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
 
     def _accumulating_loop(self, candidate: Candidate, inside: dict[int, set[int]]) -> LoopNode | None:
         """The innermost loop across whose iterations the accumulator survives: bound

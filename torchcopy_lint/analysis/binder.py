@@ -375,21 +375,34 @@ class Binder:
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self.bind(node.name.name.value, BindingKind.EXCEPTION, node)
 
-    def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None, node: cst.CSTNode, kind: BindingKind) -> None:
+    def _store_elements(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | None, node: cst.CSTNode, kind: BindingKind, path: tuple[int | None, ...]) -> None:
+        """``self.a, self.b = x, y`` / ``= pair``: the attribute and item targets of a tuple."""
+        paired = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+        for position, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                continue
+            inner = element.value
+            if paired:
+                if isinstance(inner, (cst.Attribute, cst.Subscript, cst.Tuple, cst.List)):
+                    self._store(inner, value.elements[position].value, node, kind)  # type: ignore[union-attr]
+            elif isinstance(inner, cst.Attribute):
+                self._store(inner, value, node, kind, (*path, position))
+            elif isinstance(inner, (cst.Tuple, cst.List)):
+                self._store_elements(inner, value, node, kind, (*path, position))
+
+    def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None, node: cst.CSTNode, kind: BindingKind, path: tuple[int | None, ...] = ()) -> None:
         """A store to a name, a tuple of targets, ``self.attr`` or ``container[key]``."""
         if isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
             if kind is not BindingKind.AUGMENTED:
                 self.bind_target(target, kind, node, value)
             if isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:  # ``self.a, self.b = ...``: attributes too
-                    if isinstance(element.value, (cst.Attribute, cst.Subscript)):
-                        self._store(element.value, None, node, kind)
+                self._store_elements(target, value, node, kind, path)
             return
         if isinstance(target, cst.Attribute):
             info = self._self_class(target.value)
             if info is not None:
                 how = "augmented" if kind is BindingKind.AUGMENTED else "annotation" if kind is BindingKind.ANNOTATION else "assignment"
-                info.attributes.setdefault(target.attr.value, []).append(AttributeSite(value, self.grad.disabled, how))
+                info.attributes.setdefault(target.attr.value, []).append(AttributeSite(value, self.grad.disabled, how, path))
             return
         if isinstance(target, cst.Subscript) and value is not None:
             key = _constant_key(target)
@@ -521,6 +534,8 @@ class Binder:
             info = self._self_class(container.value)
             if info is not None:
                 info.additions.setdefault(container.attr.value, []).append(addition)
+            else:  # ``buffer.log_probs.append(v)``: an instance of some class, found later
+                self.records.foreign_additions.append((container.value, container.attr.value, addition))
 
     def _self_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
         """The class whose instance ``expr`` is, when ``expr`` is a method's first parameter."""
@@ -545,6 +560,7 @@ class Records:
     resolution: dict[int, tuple[Binding, ...]] = field(default_factory=dict)  # id(Name) -> bindings
     targets: dict[int, Binding] = field(default_factory=dict)  # id(target Name) -> the binding it makes
     tops: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(function) -> its top-level statement
+    foreign_additions: list[tuple[cst.BaseExpression, str, Addition]] = field(default_factory=list)  # obj.attr.append(v)
     narrowed: dict[int, object] = field(default_factory=dict)  # id(Name) -> Kind by isinstance
     classes: dict[int, ClassInfo] = field(default_factory=dict)
     functions: dict[int, FunctionInfo] = field(default_factory=dict)

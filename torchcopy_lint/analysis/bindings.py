@@ -99,6 +99,7 @@ class AttributeSite:
     value: cst.BaseExpression | None
     grad_disabled: bool
     how: str = "assignment"  # assignment | buffer | parameter | annotation | augmented
+    path: tuple[int | None, ...] = ()  # position in an unpacked value: ``self.a, self.b = pair``
 
 
 @dataclass(eq=False)

@@ -64,6 +64,10 @@ _SCALAR_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "comple
 _CONTAINER_ANNOTATIONS = frozenset({"list", "dict", "tuple", "set", "frozenset", "List", "Dict", "Tuple", "Set", "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "OrderedDict", "Deque", "deque"})
 _MAX_NESTING = 60  # evaluations in progress at once (deep chains are cut, not overflowed)
 _CALL_DEPTH = 2  # calls followed with their own arguments (see Evaluator._returns_at)
+_MODULE_ONLY_METHODS = (
+    api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | api.BUFFER_ITERATORS | api.NAMED_BUFFER_ITERATORS
+    | api.SUBMODULE_ITERATORS | api.NAMED_SUBMODULE_ITERATORS | api.STATE_DICT_METHODS | api.LOAD_STATE_METHODS
+)
 
 
 def derived(grad: Grad, grad_off: bool) -> Grad:
@@ -126,9 +130,17 @@ class Evaluator:
     only: the model builds its call-site and hook indexes with such an evaluator.
     """
 
-    def __init__(self, model: "SemanticModel", infer_parameters: bool = True, arguments: dict[int, Value] | None = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        model: "SemanticModel",
+        infer_parameters: bool = True,
+        arguments: dict[int, Value] | None = None,
+        depth: int = 0,
+        known_calls: dict[int, list[CallSite]] | None = None,
+    ) -> None:
         self.model = model
         self.infer_parameters = infer_parameters
+        self._known_calls = known_calls  # call sites to infer parameters from, while the model's are being built
         self._arguments = arguments or {}  # id(parameter binding) -> the value one call passes
         self._depth = depth  # how many calls deep this evaluator evaluates a callee's returns
         self._memo: dict[tuple[int, bool], Value] = {}
@@ -370,12 +382,17 @@ class Evaluator:
             return container()
         value = UNKNOWN
         if self.infer_parameters:
-            passed = [self._argument(site, info, index, binding.name) for site in info.call_sites]
+            sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
+            passed = [self._argument(site, info, index, binding.name) for site in sites]
             value = join_all([v for v in passed if v is not None]) if any(v is not None for v in passed) else UNKNOWN
         if value.kind is Kind.UNKNOWN and binding.value is not None:
             default = self.value(binding.value)
             if default.kind is not Kind.NONE:
                 value = join(value, default)
+        if value.kind is Kind.UNKNOWN:
+            cls = self.model.class_named_like(binding.name)
+            if cls is not None:
+                return self.model.instance_of(cls).with_(guessed=True)  # ``buffer`` of a ``RolloutBuffer``
         if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
             value = _named_like(binding.name) or value
         return value
@@ -593,6 +610,8 @@ class Evaluator:
         if callee.cls is not None and callee.kind is Kind.CALLABLE:
             return self.model.instance_of(callee.cls)
         if callee.kind is Kind.MODULE:
+            if callee.guessed and not positional_args(call):
+                return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor
             return self._module_output(callee, call, off)
         if callee.qualname is not None:
             return self._qualified_call(callee.qualname, call, off)
@@ -785,6 +804,8 @@ class Evaluator:
 
     # -- methods -----------------------------------------------------------------------------------
     def _method_call(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if receiver.guessed and receiver.kind is not Kind.MODULE and method in _MODULE_ONLY_METHODS:
+            receiver = Value(Kind.MODULE, guessed=True)  # what it is used as beats what its name says
         if receiver.kind is Kind.TENSOR:
             return self._tensor_method(receiver, source, method, call, off)
         if receiver.cls is not None:
@@ -904,8 +925,7 @@ class Evaluator:
             return UNKNOWN
         if method in api.TENSOR_ONLY_METHODS:
             return self._tensor_method(tensor(receiver.grad), source, method, call, off)
-        module_methods = api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | api.BUFFER_ITERATORS | api.NAMED_BUFFER_ITERATORS | api.SUBMODULE_ITERATORS | api.NAMED_SUBMODULE_ITERATORS
-        if method in module_methods:
+        if method in _MODULE_ONLY_METHODS - api.STATE_DICT_METHODS - api.LOAD_STATE_METHODS:
             return self._module_method(Value(Kind.MODULE), source, method, call, off)
         if method in api.STATE_DICT_METHODS:
             name = dotted_name(source) or ""

@@ -14,12 +14,13 @@ import builtins
 
 import libcst as cst
 
+from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.binder import Records
-from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
+from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.evaluate import Evaluator, without_history
 from torchcopy_lint.analysis.torch_names import TorchNames
-from torchcopy_lint.analysis.values import NONE, UNKNOWN, AliasHow, Grad, Kind, Value, container, join_all, tensor
+from torchcopy_lint.analysis.values import NONE, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _BUILTIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError", "NamedTuple"})
@@ -34,6 +35,8 @@ class SemanticModel:
         self._class_kinds: dict[int, Kind] = {}
         self._trains: dict[int, bool] = {}
         self._without_grad: dict[int, bool] = {}
+        self._receiver_classes: dict[int, cst.ClassDef | None] = {}
+        self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
         self.evaluator = Evaluator(self)
         self._build_indexes()
 
@@ -100,6 +103,18 @@ class SemanticModel:
                 if binding.kind is BindingKind.CLASS and isinstance(binding.node, cst.ClassDef):
                     return binding.node
         return None
+
+    def class_named_like(self, name: str) -> cst.ClassDef | None:
+        """The one class of this module whose name ends with the variable's last word
+        (``buffer`` and ``RolloutBuffer``, ``replay_memory`` and ``ReplayMemory``)."""
+        if self._classes_by_word is None:
+            self._classes_by_word = {}
+            for info in self.records.classes.values():
+                last = naming.words(info.name)[-1].lower() if naming.words(info.name) else ""
+                self._classes_by_word.setdefault(last, []).append(info.node)
+        parts = naming.words(name)
+        found = self._classes_by_word.get(parts[-1].lower(), []) if parts else []
+        return found[0] if len(found) == 1 else None
 
     def narrowing(self, name: cst.Name) -> Kind | None:
         """``Kind.TENSOR`` where an ``isinstance(name, torch.Tensor)`` test holds, ``Kind.OBJECT``
@@ -263,7 +278,7 @@ class SemanticModel:
                     return self.returns_of(function, evaluator)
                 return Value(Kind.CALLABLE, function=method, bound=instance and function is not None and function.is_method)
             sites = info.attributes.get(attr)
-            additions = info.additions.get(attr, [])
+            additions = [*info.additions.get(attr, []), *self._foreign_additions(info, attr)]
             if sites or additions:
                 values = [self._site_value(site, evaluator) for site in sites or ()]
                 value = join_all(values) if values else UNKNOWN
@@ -272,17 +287,29 @@ class SemanticModel:
                 return value
         return None
 
-    def _site_value(self, site: object, evaluator: Evaluator) -> Value:
-        how = site.how  # type: ignore[attr-defined]
-        expr = site.value  # type: ignore[attr-defined]
-        if how == "buffer":
+    def _site_value(self, site: AttributeSite, evaluator: Evaluator) -> Value:
+        if site.how == "buffer":
             return tensor(Grad.NO, "a buffer")
-        if expr is None:
+        if site.value is None:
             return UNKNOWN
-        value = evaluator.value(expr, site.grad_disabled)  # type: ignore[attr-defined]
-        if how == "augmented" and value.kind is Kind.CONTAINER:
-            return value
+        value = evaluator.value(site.value, site.grad_disabled)
+        for index in site.path:
+            value = item_of(value, index)
         return value
+
+    def _foreign_additions(self, info: ClassInfo, attr: str) -> list[Addition]:
+        """``obj.attr.append(v)`` outside the class, where ``obj`` is an instance of it."""
+        found = []
+        for receiver, name, addition in self.records.foreign_additions:
+            if name != attr:
+                continue
+            owner = self._receiver_classes.get(id(receiver))
+            if owner is None:
+                self._receiver_classes[id(receiver)] = None  # type: ignore[assignment]  # recursion guard
+                owner = self._receiver_classes[id(receiver)] = self.value(receiver).cls  # type: ignore[assignment]
+            if owner is info.node:
+                found.append(addition)
+        return found
 
     # -- indexes: hooks and call sites ------------------------------------------------------
     def _build_indexes(self) -> None:
@@ -301,6 +328,15 @@ class SemanticModel:
             if info is not None:
                 info.hook_roles = registration.roles
                 info.hook_offset = offset + (1 if value.bound else 0)
+        self._index_calls(index)
+        # Again, with parameters inferred from the calls found: ``agent.select_action(x)``
+        # where ``agent`` is a parameter that the first round showed to be an ``Agent``.
+        found = {id(info.node): list(info.call_sites) for info in self.records.functions.values()}
+        for info in self.records.functions.values():
+            info.call_sites.clear()
+        self._index_calls(Evaluator(self, infer_parameters=True, known_calls=found))
+
+    def _index_calls(self, index: Evaluator) -> None:
         for raw in self.records.calls:
             callee = index.value(raw.call.func)
             target: FunctionInfo | None = None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchcopy_lint.analysis import naming
-from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.bindings import BindingKind, FunctionInfo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Kind, Value
@@ -28,6 +28,7 @@ from torchcopy_lint.walker import iter_children
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
 APPENDING_METHODS = frozenset({"append", "appendleft", "insert", "extend", "add_"})
 _NO_STEP = "without a training step"
+_MAX_DERIVATION = 64  # bindings followed back from a backward() call
 CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -142,6 +143,7 @@ class GraphAccumulation(Checker):
         self._frames: list[_Frame] = []
         self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
         self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
+        self._helpers: dict[int, list[tuple[int, str]]] = {}  # id(function) -> (parameter index, accumulator) it accumulates
 
     # -- frames -------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -181,6 +183,8 @@ class GraphAccumulation(Checker):
             return
         if _has_clone(value):
             return  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
+        if not loops and self._from_parameters(value):
+            return  # a helper accumulating what it is given: judged where it is called (visit_Call)
         held = _with_history(self.ctx.value(value))
         if held is None:
             return
@@ -196,6 +200,92 @@ class GraphAccumulation(Checker):
                 event=repeated or "",
             )
         )
+
+    def _from_parameters(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is computed from the enclosing function's parameters (not ``self``)."""
+        function = self.ctx.scopes.enclosing_function()
+        info = self.ctx.model.function_info(function) if function is not None else None
+        if info is None or info.hook_roles is not None:
+            return False  # a hook's parameters are what forward passes give it, not a caller's
+        for name in _name_nodes(value):
+            for binding in self.ctx.bindings_of(name):
+                if binding.kind is BindingKind.PARAMETER and binding.scope is info.scope and not (info.is_method and binding.node is info.params[0]):
+                    return True
+        return False
+
+    def _helper_accumulations(self, function: cst.FunctionDef) -> list[tuple[int, str]]:
+        """``(parameter index, accumulator)`` for each parameter the function adds to something
+        that outlives it: ``def update(self, val, n=1): self.sum += val * n``."""
+        found = self._helpers.get(id(function))
+        if found is not None:
+            return found
+        info = self.ctx.model.function_info(function)
+        found = self._helpers[id(function)] = []
+        if info is None:
+            return found
+        params = info.params
+        first = 1 if info.is_method else 0
+        for node in _statements_and_calls(function.body):
+            accumulated = _accumulation(node)
+            if accumulated is None:
+                continue
+            target, value = accumulated
+            root = _root_name(target)
+            if root is None or not self._outlives_call(root, info):
+                continue
+            read = {name.value for name in _name_nodes(value)}
+            for index, param in enumerate(params[first:], start=first):
+                if param.name.value in read:
+                    found.append((index, _accumulator_key(target) or root.value))
+        return found
+
+    def _outlives_call(self, root: cst.Name, info: FunctionInfo) -> bool:
+        """``self.x``, a global or a closure variable, or the caller's container: not the call's own."""
+        if info.is_method and info.params and root.value == info.params[0].name.value:
+            return True
+        bindings = self.ctx.bindings_of(root)
+        return bool(bindings) and all(binding.scope is not info.scope or binding.kind is BindingKind.PARAMETER for binding in bindings)
+
+    def _helper_call(self, node: cst.Call) -> None:
+        """``meter.update(loss)`` in a loop, where ``update`` adds its argument to ``self.sum``:
+        the accumulation is this call's (the helper would accumulate floats just as well)."""
+        if not self.ctx.flow.loops or self.ctx.grad.disabled or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        callee = self.ctx.value(node.func)
+        function = callee.function
+        if not isinstance(function, cst.FunctionDef):
+            return
+        accumulations = self._helper_accumulations(function)
+        if not accumulations:
+            return
+        info = self.ctx.model.function_info(function)
+        assert info is not None
+        offset = 1 if callee.bound else 0
+        positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
+        for index, accumulator in accumulations:
+            name = info.params[index].name.value
+            argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
+            if argument is None and 0 <= index - offset < len(positional):
+                argument = positional[index - offset]
+            if argument is None:
+                continue
+            held = _with_history(self.ctx.value(argument))
+            if held is None or _has_clone(argument):
+                continue
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+            self._frames[-1].candidates.append(
+                Candidate(
+                    node=node,
+                    top=self.ctx.top_statement,
+                    loops=tuple(self.ctx.flow.loops),
+                    accumulator=f"{short_code(node.func, 30)}(...)` into `{accumulator}",
+                    root=_root_name(receiver),
+                    evidence=held.why or "it has autograd history",
+                    value=short_code(argument, 40),
+                    event="",
+                )
+            )
+            return
 
     def _called_per_step(self, accumulator: cst.BaseExpression) -> str | None:
         """Outside a loop, the iterations are calls: a forward hook, or a function that runs
@@ -256,6 +346,7 @@ class GraphAccumulation(Checker):
         func = node.func
         self._note_backward(node)
         self._note_training_call(node)
+        self._helper_call(node)
         if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
             self._frames[-1].evaluates = True  # ``model.eval()``: an evaluation follows
         if not (isinstance(func, cst.Attribute) and func.attr.value in APPENDING_METHODS):
@@ -289,13 +380,22 @@ class GraphAccumulation(Checker):
         operands: list[cst.BaseExpression] = [func.value] if isinstance(func, cst.Attribute) else []
         operands += [argument.value for argument in node.args]
         reads = self._frames[-1].backward_reads
-        for operand in operands:
-            reads.update(_dotted_reads(operand))
-            for name_node in _name_nodes(operand):
-                # ``loss = torch.stack(log_probs).sum(); loss.backward()``: what it was made of.
+        # What backward() is called on, and transitively what that was made of:
+        # ``for lp, r in zip(log_probs, returns): parts.append(-lp * r)`` then
+        # ``torch.cat(parts).sum().backward()`` consumes ``log_probs`` too.
+        pending: list[cst.CSTNode] = list(operands)
+        seen: set[int] = set()
+        while pending and len(seen) < _MAX_DERIVATION:
+            expr = pending.pop()
+            reads.update(_dotted_reads(expr))
+            for name_node in _name_nodes(expr):
                 for binding in self.ctx.model.same_object(self.ctx.bindings_of(name_node)):
-                    if binding.value is not None and binding.kind in (BindingKind.ASSIGNMENT, BindingKind.AUGMENTED, BindingKind.ANNOTATION):
-                        reads.update(_dotted_reads(binding.value))
+                    if id(binding) in seen:
+                        continue
+                    seen.add(id(binding))
+                    if binding.value is not None and binding.kind is not BindingKind.PARAMETER:
+                        pending.append(binding.value)
+                    pending.extend(addition.value for addition in binding.additions)
 
     # -- the decision, once the function has been walked -------------------------------------
     def _decide(self, frame: _Frame) -> None:
@@ -339,6 +439,38 @@ class GraphAccumulation(Checker):
             if outside and not _resets(loop, candidate.accumulator):
                 return loop
         return None
+
+
+def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(accumulator, value)`` of ``acc += v``, ``acc = acc + v``, ``acc.append(v)``, ``acc[k] = v``."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+        return node.target, node.value
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Subscript):
+            return target, value
+        key = dotted_name(target)
+        if key is not None and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and dotted_name(value.left) == key:
+            return target, value.right
+        return None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in APPENDING_METHODS:
+        args = positional_args(node)
+        if args:
+            return node.func.value, args[-1].value if node.func.attr.value == "insert" else args[0].value
+    return None
+
+
+def _statements_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The assignments and calls in a function body (not in nested functions or classes)."""
+    found: list[cst.CSTNode] = []
+    pending = [body]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.AugAssign, cst.Assign, cst.Call)):
+            found.append(current)
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return found
 
 
 def _dotted_reads(expr: cst.CSTNode) -> set[str]:

@@ -56,8 +56,8 @@ LEGACY_CONSTRUCTORS = LEGACY_TENSOR_TYPES | {"torch.Tensor"}
 GRAD_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
 # ``torch.optim.swa_utils.AveragedModel`` is a module; the LR schedulers are not optimizers.
 EXTRA_MODULE_CLASSES = frozenset({"torch.optim.swa_utils.AveragedModel"})
-# torch.nn members that are capitalised but are not module classes.
-NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer", "torch.nn.ParameterList", "torch.nn.ParameterDict"})
+# torch.nn members that are capitalised but are not module classes (besides ``*Options``).
+NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
 
 
 def is_module_class(qualname: str) -> bool:
@@ -69,7 +69,7 @@ def is_module_class(qualname: str) -> bool:
     parts = qualname.split(".")
     if any(part in ("functional", "init", "utils", "parameter", "grad", "attention") for part in parts[2:-1]):
         return False
-    return parts[-1][:1].isupper() and not parts[-1].isupper()
+    return parts[-1][:1].isupper() and not parts[-1].endswith("Options")
 
 
 def is_loss_module_class(qualname: str) -> bool:
@@ -199,14 +199,14 @@ NEW_TENSOR_METHODS = _words("new_tensor new_zeros new_ones new_empty new_full")
 METADATA_INPLACE_METHODS = _words(
     """
     requires_grad_ share_memory_ detach_ resize_ resize_as_ set_ as_strided_ squeeze_ unsqueeze_ t_
-    transpose_ swapaxes_ swapdims_ rename_
+    transpose_ swapaxes_ swapdims_
     """
 )
-# Methods that exist (almost) only on tensors: a receiver that calls them is a tensor.
+# Methods that exist only on tensors (not on modules): a receiver that calls them is a tensor.
 TENSOR_ONLY_METHODS = _words(
     """
-    detach detach_ requires_grad_ new_tensor new_zeros new_ones new_empty new_full contiguous cuda
-    numel untyped_storage data_ptr register_hook retain_grad backward
+    detach detach_ new_tensor new_zeros new_ones new_empty new_full contiguous numel
+    untyped_storage data_ptr register_hook retain_grad backward
     """
 )
 # Tensor methods whose result holds integers or booleans: it cannot require grad.

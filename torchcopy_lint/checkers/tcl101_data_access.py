@@ -27,7 +27,7 @@ _FLAG_ONLY_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_
 # (``to``, ``view``, ``reshape``, ``min``, ``sum`` ...) say nothing.
 _TENSOR_USE_METHODS = TENSOR_ONLY_METHODS | frozenset(
     """
-    clone cpu numpy type_as new size dim numel storage untyped_storage float double half
+    clone cpu cuda requires_grad_ numpy type_as new size dim numel storage untyped_storage float double half
     bfloat16 long int bool byte norm masked_fill masked_select index_select unsqueeze permute
     view_as expand expand_as element_size is_contiguous pin_memory record_stream t mul add sub div
     """.split()

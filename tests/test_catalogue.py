@@ -62,9 +62,10 @@ FLAGGED = [(code, index, example) for code, index, example in CASES if example.k
 
 @pytest.mark.parametrize("case", FLAGGED, ids=[_id(c) for c in FLAGGED])
 def test_messages_have_every_placeholder_filled(case: tuple) -> None:
+    """No ``{name}`` left in a message (quoted code may hold braces: ``{**sd}``, ``{k: v ...}``)."""
     code, _index, example = case
     for finding in lint_source(example.source, "example.py", {code}):
-        assert "{" not in finding.message and "}" not in finding.message, finding.message
+        assert not re.search(r"\{[A-Za-z_][A-Za-z0-9_]*\}", finding.message), finding.message
 
 
 def test_report_rejects_missing_and_unknown_placeholders() -> None:

@@ -205,7 +205,7 @@ class AliasedSnapshot(Checker):
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
             return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, origin), root
         if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-            fix = f"[p.detach().clone() for p in {_short(expr.for_in.iter, 30)}]"  # the elements alias
+            fix = _short(_copying_elements(expr), 70)  # the elements alias: copy each one
         elif value.alias is None:
             fix = f"copy.deepcopy({_short(expr)})"
         elif how is AliasHow.DATA and isinstance(expr, cst.Attribute) and expr.attr.value == "data":
@@ -531,6 +531,16 @@ class AliasedSnapshot(Checker):
                 node, top, fix = origin, origin_top, None
                 text = f"{snapshot.text} (returned by a helper)"
         self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
+
+
+def _copying_elements(comprehension: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> cst.BaseExpression:
+    """The comprehension with a copy of each element: ``{n: p.detach().clone() for ...}``."""
+    element = comprehension.value if isinstance(comprehension, cst.DictComp) else comprehension.elt
+    viewed = detached_view(element)
+    copied = call_method(as_receiver(element), "clone") if viewed is not None else detach_clone(element)
+    if isinstance(comprehension, cst.DictComp):
+        return comprehension.with_changes(value=copied)
+    return comprehension.with_changes(elt=copied)
 
 
 def _contains(expr: cst.CSTNode, node: cst.CSTNode) -> bool:

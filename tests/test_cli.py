@@ -158,6 +158,8 @@ def test_json_format(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "name": "data-mutation",
             "message": MESSAGE,
             "fix": "safe",
+            "cell": None,
+            "url": "https://github.com/torchcopy-lint/torchcopy-lint/blob/main/rules/TCL001-data-mutation.md",
         }
     ]
 
@@ -181,10 +183,10 @@ def test_github_format_escapes_properties_and_data(project: Path, capsys: pytest
 
 def test_github_format_escapes_newlines_in_the_message() -> None:
     from torchcopy_lint.diagnostics import Finding
-    from torchcopy_lint.output import format_github
+    from torchcopy_lint.output import Report, render
 
     finding = Finding("a,b:c.py", 1, 1, 2, 3, "TCL001", "data-mutation", "50% done\r\nnext: a, b")
-    assert format_github([finding]) == (
+    assert render("github", Report([finding])) == (
         "::warning file=a%2Cb%3Ac.py,line=1,col=1,endLine=2,endColumn=3,title=TCL001 data-mutation::TCL001 50%25 done%0D%0Anext: a, b\n"
     )
 

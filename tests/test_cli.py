@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PYTHON, cli_env
-from torchcopy_lint import engine
+from torchcopy_lint import parallel
 from torchcopy_lint.cli import main
 from torchcopy_lint.registry import all_rules
 from torchcopy_lint.selection import enabled_codes
@@ -603,13 +603,13 @@ def test_many_files_in_worker_processes(project: Path) -> None:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Paths actually read and checked (not served from the cache)."""
     checked: list[Path] = []
-    real = engine.check_file
+    real = parallel.check_file
 
-    def spy(path: Path, codes):  # type: ignore[no-untyped-def]
+    def spy(path: Path, codes, *rest):  # type: ignore[no-untyped-def]
         checked.append(path)
-        return real(path, codes)
+        return real(path, codes, *rest)
 
-    monkeypatch.setattr(engine, "check_file", spy)
+    monkeypatch.setattr(parallel, "check_file", spy)
     return checked
 
 

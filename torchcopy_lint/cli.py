@@ -20,7 +20,8 @@ from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
-from torchcopy_lint.engine import Job, check_bytes, check_paths, default_jobs
+from torchcopy_lint.engine import check_bytes
+from torchcopy_lint.parallel import Job, check_paths, default_jobs
 from torchcopy_lint import output
 from torchcopy_lint.registry import all_rules
 from torchcopy_lint.selection import SelectionError, enabled_codes, validate, without

@@ -45,10 +45,19 @@ class Finding:
 
 @dataclass(frozen=True)
 class FileError:
-    """A file that could not be checked, with a one-line reason."""
+    """A file that could not be checked, with a one-line reason.
+
+    ``line`` and ``column`` (1-based) locate a syntax error where the parser
+    gave a position; machine-readable outputs can place the error there.
+    """
 
     path: str
     reason: str
+    line: int | None = None
+    column: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.path}: cannot check: {self.reason}"

@@ -217,16 +217,17 @@ def test_opt_in_codes_are_off_unless_named(work: Path) -> None:
 INJECT_PARSE_FAILURE = """
 import torchcopy_lint.engine as engine
 
-_parse = engine.parse
+_parse = engine.parse_cst
 
 
-def parse(text, path, source=None):
+def parse_cst(source):
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     if "LIBCST_REJECTS_THIS" in text:
         raise engine.CannotCheck("syntax error at line 2, column 1: rejected by LibCST")
-    return _parse(text, path, source)
+    return _parse(source)
 
 
-engine.parse = parse
+engine.parse_cst = parse_cst
 """
 
 

@@ -157,6 +157,8 @@ def run_check(argv: Sequence[str]) -> int:
         results.extend(check_paths(jobs, args.jobs or default_jobs(), cache))
 
     errors.extend(result.error for result in results if result.error is not None)
+    for warning in sorted(warning for result in results for warning in result.warnings):
+        print(warning, file=sys.stderr)
     errors.sort(key=lambda error: error.path)
     findings = sorted(finding for result in results for finding in result.findings)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import total_ordering
 
 
@@ -69,3 +69,4 @@ class FileResult:
     findings: list[Finding]
     error: FileError | None = None
     cached: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. an unknown code in a noqa comment

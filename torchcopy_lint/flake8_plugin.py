@@ -99,7 +99,8 @@ class TorchCopyLintPlugin:
     apply_file_noqa = True
 
     def __init__(self, tree: ast.AST | None = None, lines: Sequence[str] = (), filename: str = "stdin") -> None:
-        del tree  # flake8 needs the parameter to run us once per parsed file; LibCST parses the text
+        # flake8 needs the parameter to run us once per parsed file; its ast spares the engine a compile.
+        self.tree = tree if isinstance(tree, ast.Module) else None
         self.lines = lines
         self.filename = filename
 
@@ -135,13 +136,8 @@ class TorchCopyLintPlugin:
 
     def _findings(self) -> list[Any]:
         from torchcopy_lint.engine import lint_source
-        from torchcopy_lint.noqa import exempt_prefixes
-        from torchcopy_lint.selection import without
 
         codes = self._codes()
-        text = "".join(self.lines)
-        if self.apply_file_noqa:
-            codes = without(codes, exempt_prefixes(text))
         if not codes:
             return []
-        return lint_source(text, self.filename, codes, apply_noqa=False)
+        return lint_source("".join(self.lines), self.filename, codes, apply_noqa=False, tree=self.tree, file_noqa=self.apply_file_noqa)

@@ -68,7 +68,7 @@ def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | Non
     fresh = map_parallel(_run_job, [jobs_list[index] for index in pending], workers)
     for index, result in zip(pending, fresh):
         results[index] = result
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:  # warnings must show on every run
             cache.put(jobs_list[index].path, result.findings)
     if cache is not None:
         cache.save()

@@ -66,6 +66,10 @@ class _Comments(CodegenState):
         else:
             self.column += len(value)
 
+    def add_indent_tokens(self) -> None:
+        super().add_indent_tokens()
+        self.column += sum(len(token) for token in self.indent_tokens)
+
     def before_codegen(self, node: cst.CSTNode) -> None:
         if type(node) is cst.Comment and self.line not in self.found:
             self.found[self.line] = (node, self.column, self.stack[-1] if self.stack else None)

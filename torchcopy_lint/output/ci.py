@@ -39,7 +39,9 @@ def _github_finding(f: Finding) -> str:
 
 def format_github(report: Report, style: Style = PLAIN) -> str:
     lines = [_github_finding(f) for f in report.findings]
-    lines += [_annotation("error", [("file", e.path), ("title", "torchcopy-lint: cannot check")], f"cannot check: {e.reason}") for e in report.errors]
+    for e in report.errors:
+        where: list[tuple[str, object]] = [("file", e.path)] + ([("line", e.line)] if e.line else []) + ([("col", e.column)] if e.line and e.column else [])
+        lines.append(_annotation("error", [*where, ("title", "torchcopy-lint: cannot check")], f"cannot check: {e.reason}"))
     return "".join(lines)
 
 
@@ -79,7 +81,7 @@ def format_gitlab(report: Report, style: Style = PLAIN) -> str:
                 "categories": ["Bug Risk"],
                 "severity": "critical",
                 "fingerprint": error_fingerprint(e, paths[e.path]),
-                "location": {"path": paths[e.path], "lines": {"begin": 1}},
+                "location": {"path": paths[e.path], "lines": {"begin": e.line or 1}},
             }
         )
     return json.dumps(issues, indent=2) + "\n"

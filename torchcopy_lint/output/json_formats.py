@@ -36,10 +36,10 @@ def finding_record(finding: Finding, report: Report, urls: dict[str, str]) -> di
 def error_record(error: FileError) -> dict[str, object]:
     return {
         "path": error.path,
-        "line": None,
-        "column": None,
-        "end_line": None,
-        "end_column": None,
+        "line": error.line,
+        "column": error.column,
+        "end_line": error.line,
+        "end_column": error.column,
         "code": None,
         "name": "cannot-check",
         "message": f"cannot check: {error.reason}",

@@ -23,7 +23,7 @@ import json
 from urllib.parse import quote
 
 from torchcopy_lint import __version__
-from torchcopy_lint.diagnostics import Finding
+from torchcopy_lint.diagnostics import FileError, Finding
 from torchcopy_lint.links import PROJECT_URL, rule_url
 from torchcopy_lint.output.colour import PLAIN, Style
 from torchcopy_lint.output.fingerprints import line_hashes
@@ -61,6 +61,13 @@ def _artifact(path: str, report: Report) -> dict[str, object]:
 def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str, int]:
     # SARIF regions are 1-based; a 0 column is rejected by GitHub, so never emit one.
     return {"startLine": max(1, line), "startColumn": max(1, column), "endLine": max(1, end_line), "endColumn": max(1, end_column)}
+
+
+def _error_location(error: FileError, report: Report) -> dict[str, object]:
+    location: dict[str, object] = {"artifactLocation": _artifact(error.path, report)}
+    if error.line:
+        location["region"] = {"startLine": error.line, **({"startColumn": error.column} if error.column else {})}
+    return location
 
 
 def _fix(finding: Finding, report: Report) -> list[dict[str, object]]:
@@ -109,7 +116,7 @@ def sarif_log(report: Report) -> dict[str, object]:
         {
             "level": "error",
             "message": {"text": f"cannot check: {error.reason}"},
-            "locations": [{"physicalLocation": {"artifactLocation": _artifact(error.path, report)}}],
+            "locations": [{"physicalLocation": _error_location(error, report)}],
             "descriptor": {"id": "cannot-check"},
         }
         for error in report.errors

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 
@@ -67,6 +68,8 @@ def user_repo(tmp_path: Path) -> Path:
     (repo / "vendored").mkdir()
     (repo / "vendored" / "third_party.py").write_text(BAD, encoding="utf-8")
     (repo / "pyproject.toml").write_text('[tool.torchcopy-lint]\nextend-exclude = ["vendored/"]\n', encoding="utf-8")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(BAD)])
+    nbformat.write(notebook, str(repo / "train.ipynb"))
     subprocess.run(["git", "add", "."], cwd=repo, check=True)
     return repo
 
@@ -78,11 +81,12 @@ def test_try_repo_fails_on_a_bad_file_and_passes_on_a_good_one(user_repo: Path, 
         pytest.skip("not a git checkout")
     home = tmp_path / "pre-commit-home"
 
-    bad = pre_commit("try-repo", str(REPO), "torchcopy-lint", "--ref", head, "--files", "bad.py", "vendored/third_party.py", cwd=user_repo, home=home)
+    bad = pre_commit("try-repo", str(REPO), "torchcopy-lint", "--ref", head, "--files", "bad.py", "train.ipynb", "vendored/third_party.py", cwd=user_repo, home=home)
     output = bad.stdout + bad.stderr
     assert bad.returncode == 1, output
     assert "torchcopy-lint" in output and "Failed" in output
     assert "bad.py:3:5: TCL001 " in output
+    assert "train.ipynb:cell 1:3:5: TCL001 " in output  # types_or includes jupyter
     assert "third_party.py:" not in output  # configured exclude applied to a named file: --force-exclude
     assert "Traceback" not in output
 

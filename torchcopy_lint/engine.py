@@ -314,6 +314,10 @@ def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool 
 
 def check_bytes(data: bytes, path: str, codes: Iterable[str], *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Check one file's bytes; every failure becomes a FileError, never an exception."""
+    from torchcopy_lint.notebook import check_notebook, is_notebook
+
+    if is_notebook(path):
+        return check_notebook(data, path, codes, max_file_size)
     return FileRun.from_bytes(data, path, codes, max_file_size=max_file_size).result()
 
 

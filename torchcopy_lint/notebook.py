@@ -24,9 +24,17 @@ import difflib
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from torchcopy_lint.diagnostics import FileError, FileResult, Finding
 from torchcopy_lint.fixes.text_edits import split_lines
+from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, check_size, read_source
+
+if TYPE_CHECKING:
+    from torchcopy_lint.fixes.apply import FixOutcome
 
 SUFFIX = ".ipynb"
 
@@ -196,7 +204,7 @@ class Notebook:
         before = split_lines(self.source)
         after = split_lines(fixed_source)
         pieces: dict[int, list[str]] = {cell.number: [] for cell in self.cells}
-        originals = {cell.number: split_lines(cell.text) for cell in self.cells}
+        originals = {cell.number: split_lines(_with_newline(cell.text)) for cell in self.cells}
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
             if tag == "equal":
                 for index in range(i1, i2):
@@ -246,3 +254,89 @@ class Notebook:
             cell = self.data["cells"][number - 1]
             cell["source"] = split_lines(text) if by_number[number].as_list else text
         return self.layout.dumps(self.data).encode("utf-8")
+
+
+# -- the engine's side: check and fix a notebook like a Python file ----------------------
+
+
+def _in_cells(notebook: Notebook, finding: Finding) -> Finding:
+    cell, line = notebook.locate(finding.line)
+    end_cell, end_line = notebook.locate(finding.end_line)
+    if end_cell != cell:  # cannot happen for a statement; keep the span inside the cell
+        end_line = line
+    return replace(finding, line=line, end_line=end_line, cell=cell)
+
+
+def _error_in_cells(notebook: Notebook, error: FileError) -> FileError:
+    """A syntax error's joined-source line, said as the cell and line a reader can find."""
+    if not error.line:
+        return error
+    cell, line = notebook.locate(error.line)
+    reason = re.sub(rf"\bat line {error.line}\b", f"in cell {cell} at line {line}", error.reason, count=1)
+    return FileError(error.path, reason)
+
+
+def check_notebook(data: bytes, path: str, codes: Iterable[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
+    """Check a notebook's bytes: findings and errors located by cell; never raises."""
+    from torchcopy_lint.engine import FileRun, rules_for
+
+    try:
+        notebook = Notebook(data)
+        check_size(len(notebook.source.encode("utf-8")), max_file_size)  # the code, not the outputs, must fit
+    except NotebookError as error:
+        return FileResult(path, [], FileError(path, str(error)))
+    except CannotCheck as error:
+        return FileResult(path, [], FileError(path, error.reason))
+    result = FileRun(path, rules_for(codes), text=notebook.source, max_file_size=None).result()
+    findings = [_in_cells(notebook, finding) for finding in result.findings]
+    error = _error_in_cells(notebook, result.error) if result.error else None
+    return FileResult(path, findings, error, warnings=result.warnings)
+
+
+def check_notebook_file(path: Path, codes: Iterable[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
+    try:
+        data = read_source(path, None)  # outputs (images) may be large; check_notebook limits the code
+    except CannotCheck as error:
+        return FileResult(str(path), [], FileError(str(path), error.reason))
+    return check_notebook(data, str(path), codes, max_file_size)
+
+
+def fix_notebook(data: bytes, path: str, codes: Iterable[str], unsafe: bool = False) -> FixOutcome:
+    """Fix the code cells of a notebook; the rest of it stays byte for byte. Raises CannotCheck."""
+    from torchcopy_lint.fixes.apply import FixFailed, FixOutcome, fix_bytes
+
+    try:
+        notebook = Notebook(data)
+    except NotebookError as error:
+        raise CannotCheck(str(error)) from None
+    outcome = fix_bytes(notebook.source.encode("utf-8"), path, codes, unsafe, max_file_size=None)
+    remaining = [_in_cells(notebook, finding) for finding in outcome.remaining]
+    if not outcome.changed:
+        return FixOutcome(path, data, data, 0, remaining)
+    fixed_source = outcome.fixed.decode("utf-8")
+    try:
+        fixed = notebook.with_source(fixed_source)
+    except NotebookError as error:
+        raise FixFailed(str(error)) from None
+    # What remains is reported against the fixed notebook's own cells.
+    fixed_notebook = Notebook(fixed)
+    remaining = [_in_cells(fixed_notebook, finding) for finding in outcome.remaining]
+    return FixOutcome(path, data, fixed, outcome.fixed_count, remaining)
+
+
+def notebook_diff(path: str, before: bytes, after: bytes) -> str:
+    """The change as a unified diff of each changed cell (``--- nb.ipynb:cell 3``), as ruff shows it."""
+    old, new = Notebook(before), Notebook(after)
+    new_cells = {cell.number: cell for cell in new.cells}
+    parts = []
+    for cell in old.cells:
+        fixed = new_cells.get(cell.number)
+        if fixed is None or fixed.text == cell.text:
+            continue
+        name = f"{path}:cell {cell.number}"
+        parts.extend(difflib.unified_diff(split_lines(_with_newline(cell.text)), split_lines(_with_newline(fixed.text)), fromfile=name, tofile=name))
+    return "".join(parts)
+
+
+def _with_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"

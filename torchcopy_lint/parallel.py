@@ -12,6 +12,7 @@ from typing import TypeVar
 from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
 from torchcopy_lint.engine import FileRun, file_error, rules_for
+from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 
 T = TypeVar("T")
@@ -29,6 +30,8 @@ class Job:
 
 def check_file(path: Path, codes: frozenset[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Read and check one file; every failure becomes a FileError."""
+    if is_notebook(str(path)):
+        return check_notebook_file(path, codes, max_file_size)
     try:
         data = read_source(path, max_file_size)
     except CannotCheck as error:

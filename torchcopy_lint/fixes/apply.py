@@ -268,9 +268,16 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
 
 def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileFixResult:
     """Fix one file; with ``write`` replace it atomically, else only compute the diff."""
+    from torchcopy_lint.notebook import fix_notebook, is_notebook, notebook_diff
+
+    notebook = is_notebook(str(path))
     try:
-        data = read_source(path, max_file_size)
-        outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
+        if notebook:
+            data = read_source(path, None)
+            outcome = fix_notebook(data, str(path), codes, unsafe)
+        else:
+            data = read_source(path, max_file_size)
+            outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
     except CannotCheck as error:
         return FileFixResult(str(path), [], error=str(error))
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
@@ -279,7 +286,7 @@ def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_fi
         return FileFixResult(str(path), [], error=f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged")
     result = FileFixResult(str(path), outcome.remaining, outcome.fixed_count)
     if outcome.changed:
-        result.diff = unified_diff(str(path), outcome.original, outcome.fixed)
+        result.diff = (notebook_diff if notebook else unified_diff)(str(path), outcome.original, outcome.fixed)
         if write:
             try:
                 write_atomically(path, outcome.fixed)

@@ -279,3 +279,30 @@ def test_colour_on_a_terminal_unless_no_color(project: Path) -> None:
     assert ANSI in run_on_a_terminal(project, {})
     plain = run_on_a_terminal(project, {"NO_COLOR": "1"})
     assert "TCL001" in plain and ANSI not in plain
+
+
+def test_sarif_fixes_are_the_edits_fix_makes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from torchcopy_lint.fixes.text_edits import TextEdit, apply_edits
+
+    source = "import torch\n\nmodel = torch.nn.Linear(2, 2)\nbest = model.state_dict()\nfor p in model.parameters():\n    p.data.mul_(0.9)\nprint(best)\n"
+    (project / "snap.py").write_text(source, encoding="utf-8")
+    log = json.loads(main_output(capsys, "--select", "TCL001,TCL004", "--output-format", "sarif", "snap.py"))
+    validate_sarif(log)
+    results = {result["ruleId"]: result for result in log["runs"][0]["results"]}
+    assert set(results) == {"TCL001", "TCL004"}
+    for code, result in results.items():
+        (fix,) = result["fixes"]
+        (change,) = fix["artifactChanges"]
+        assert change["artifactLocation"]["uri"] == "snap.py"
+        edits = [TextEdit(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"], r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"], r["insertedContent"]["text"]) for r in change["replacements"]]
+        alone = project / f"{code}.py"
+        alone.write_text(source, encoding="utf-8")
+        assert main(["--no-cache", "-j", "1", "--select", code, "--fix", str(alone)]) == 0
+        capsys.readouterr()
+        assert apply_edits(source, edits) == alone.read_text(encoding="utf-8"), code
+    assert len(results["TCL004"]["fixes"][0]["artifactChanges"][0]["replacements"]) == 2  # the import, then the snapshot
+
+
+def main_output(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    main(["--no-cache", "-j", "1", *args])
+    return capsys.readouterr().out

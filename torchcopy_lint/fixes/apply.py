@@ -158,7 +158,7 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _apply(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
+def apply_fixes(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
     """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need."""
     edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
     module = module.visit(_Replace(edits))
@@ -191,7 +191,7 @@ def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
         chosen = _choose(current.fixable(unsafe))
         if not chosen:
             break
-        current = current.edited(_apply(current.module, chosen))
+        current = current.edited(apply_fixes(current.module, chosen))
         fixed_count += len(chosen)
     else:
         raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")

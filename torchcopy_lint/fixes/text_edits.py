@@ -10,7 +10,13 @@ become two small edits, not one that rewrites everything between them.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from torchcopy_lint.diagnostics import Finding
+    from torchcopy_lint.engine import FileRun
 
 
 @dataclass(frozen=True)
@@ -72,3 +78,54 @@ def apply_edits(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) -> str:
     for edit in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
         result = result[: offset(edit.line, edit.column)] + edit.text + result[offset(edit.end_line, edit.end_column) :]
     return result
+
+
+def finding_edits(run: "FileRun") -> dict["Finding", tuple[TextEdit, ...]]:
+    """Each fixable finding of ``run`` with its fix as text edits (the fix applied alone).
+
+    The fix is applied to the tree as ``--fix`` would (with the imports it
+    needs), and the printed result compared with the file's text.
+    """
+    from torchcopy_lint.fixes.apply import apply_fixes
+
+    before = run.module.code
+    edits = {}
+    for finding, raw in run.located():
+        if raw.fix is None:
+            continue
+        after = apply_fixes(run.module, [raw]).code
+        if after != before:
+            edits[finding] = edits_between(before, after)
+    return edits
+
+
+def edits_for(path: str, data: bytes, codes: Iterable[str]) -> dict["Finding", tuple[TextEdit, ...]]:
+    """``finding_edits`` of a file's bytes; empty when it cannot be checked (its error is reported elsewhere)."""
+    from torchcopy_lint.engine import FileRun
+    from torchcopy_lint.source import CannotCheck
+
+    try:
+        return finding_edits(FileRun.from_bytes(data, path, codes, max_file_size=None))
+    except CannotCheck:
+        return {}
+
+
+def edits_for_findings(findings: Iterable["Finding"], texts: Mapping[str, str]) -> dict["Finding", tuple[TextEdit, ...]]:
+    """Text edits for the fixable findings of a report, reading each file again
+    (``texts``: contents already in hand, such as stdin). Notebook findings get none:
+    their edits would be to the cells, not to the file's JSON."""
+    from pathlib import Path
+
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.fix and finding.cell is None:
+            by_path.setdefault(finding.path, []).append(finding)
+    edits: dict[Finding, tuple[TextEdit, ...]] = {}
+    for path, group in by_path.items():
+        try:
+            data = texts[path].encode("utf-8") if path in texts else Path(path).read_bytes()
+        except OSError:
+            continue
+        found = edits_for(path, data, {finding.code for finding in group})
+        edits.update({finding: found[finding] for finding in group if finding in found})
+    return edits

@@ -35,7 +35,7 @@ FORMATS: dict[str, Formatter] = {
 }
 ALIASES = {"text": "concise"}  # the name the first releases used
 HUMAN = frozenset({"concise", "full"})  # coloured, followed by the summary line
-WITH_EDITS = frozenset({"sarif", "json", "json-lines"})  # show each fix's text edits
+WITH_EDITS = frozenset({"sarif"})  # shows each fix as text edits (computed here, reading the files again)
 
 __all__ = ["FORMATS", "HUMAN", "Report", "SourceLines", "Style", "add_arguments", "canonical", "emit", "location", "render", "statistics", "summary"]
 
@@ -70,6 +70,10 @@ def emit(report: Report, args: argparse.Namespace, trailer: str | None = None) -
     """
     name = canonical(args.output_format)
     to_file: Path | None = args.output_file
+    if name in WITH_EDITS and not report.edits:
+        from torchcopy_lint.fixes.text_edits import edits_for_findings
+
+        report.edits = edits_for_findings(report.findings, report.sources.texts)
     style = Style(colour_enabled(sys.stdout)) if name in HUMAN and to_file is None else PLAIN
     text = statistics(report.findings) if getattr(args, "statistics", False) else render(name, report, style)
     if name in HUMAN and not args.quiet:

@@ -16,6 +16,11 @@ class SourceLines:
         self._texts = dict(texts or {})
         self._lines: dict[tuple[str, int | None], list[str]] = {}
 
+    @property
+    def texts(self) -> Mapping[str, str]:
+        """The contents handed in (stdin), by reported path."""
+        return self._texts
+
     def lines(self, path: str, cell: int | None = None) -> list[str]:
         """The file's lines (or a notebook cell's), without line endings."""
         key = (path, cell)

@@ -7,7 +7,6 @@ that could not be checked.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
 import sys
 from collections.abc import Sequence
@@ -19,12 +18,13 @@ from torchcopy_lint.cache import CACHE_DIR_NAME, ResultCache
 from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
 from torchcopy_lint.diagnostics import FileError, FileResult
-from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
+from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude
 from torchcopy_lint.engine import check_bytes
 from torchcopy_lint.parallel import Job, check_paths, default_jobs
 from torchcopy_lint import output
+from torchcopy_lint.file_settings import per_file_codes as _per_file_codes
 from torchcopy_lint.registry import all_rules
-from torchcopy_lint.selection import SelectionError, enabled_codes, validate, without
+from torchcopy_lint.selection import SelectionError, enabled_codes, validate
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rules", "explain", "verify")
@@ -96,17 +96,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     if overrides:
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
     return settings
-
-
-def _per_file_codes(path: str, codes: frozenset[str], settings: Settings) -> frozenset[str]:
-    if not settings.per_file_ignores:
-        return codes
-    candidate = Path(path)
-    relative = relative_to_root(candidate, settings.root)
-    for pattern, ignored in settings.per_file_ignores:
-        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(candidate.name, pattern):
-            codes = without(codes, ignored)
-    return codes
 
 
 def run_check(argv: Sequence[str]) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 CODE = r"[A-Z]+[0-9]+"
 _NOQA = re.compile(rf"#\s*noqa(?::[\s]?(?P<codes>{CODE}(?:[,\s]+{CODE})*))?", re.I)
-_FILE_NOQA = re.compile(rf"^[ \t]*#[ \t]*torchcopy-lint[ \t]*:[ \t]*noqa(?P<rest>[^\n]*)$", re.I | re.M)
+_FILE_NOQA = re.compile(r"^[ \t]*#[ \t]*torchcopy-lint[ \t]*:[ \t]*noqa(?P<rest>[^\n]*)$", re.I | re.M)
 _FILE_CODES = re.compile(rf"^:[ \t]*(?P<codes>{CODE}(?:[,\s]+{CODE})*)[ \t]*$", re.I)
 _SEPARATOR = re.compile(r"[,\s]+")
 EVERYTHING = ("ALL",)  # what exempt_prefixes returns for a blanket file-level noqa

@@ -27,7 +27,7 @@ from torchcopy_lint.registry import all_rules
 from torchcopy_lint.selection import SelectionError, enabled_codes, validate
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rules", "explain", "verify")
+COMMANDS = ("check", "rules", "explain", "verify", "server")
 
 
 def _codes(values: Sequence[str] | None) -> list[str] | None:
@@ -40,7 +40,7 @@ def _codes(values: Sequence[str] | None) -> list[str] | None:
 def _check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcopy-lint",
-        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify.",
+        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify, server.",
     )
     parser.add_argument("paths", nargs="*", default=None, metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     parser.add_argument("--select", action="append", metavar="CODES", help="rules to run, replacing the default set (codes, prefixes, ALL)")
@@ -252,6 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_explain(args)
         if command == "verify":
             return run_verify(args)
+        if command == "server":
+            from torchcopy_lint.server import main as run_server
+
+            return run_server(args)
         return run_check(args)
     except KeyboardInterrupt:
         print("torchcopy-lint: interrupted", file=sys.stderr)

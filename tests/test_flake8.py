@@ -347,12 +347,16 @@ def test_plugin_reports_an_internal_error_as_tcl000(monkeypatch: pytest.MonkeyPa
     assert run_plugin(BAD) == [(1, 0, "TCL000 cannot check: internal error (RuntimeError: boom); please report it")]
 
 
-def test_plugin_reports_what_libcst_cannot_parse_as_tcl000() -> None:
+def test_plugin_reports_what_libcst_cannot_parse_as_tcl000(monkeypatch: pytest.MonkeyPatch) -> None:
     # (flake8 itself never passes a file ast rejects: it reports E999 instead.)
     ((line, column, text),) = run_plugin("import torch\np.data.add_(1\n")
     assert (line, column) == (1, 0) and text.startswith("TCL000 cannot check: syntax error")
-    deep = run_plugin("import torch\nx = a" + ".b" * 3000 + "\np.data.add_(1)\n")
-    assert deep == [(1, 0, "TCL000 cannot check: too deeply nested to parse")]
+
+    def rejects(source: object) -> object:
+        raise engine.CannotCheck("syntax error at line 2, column 1: rejected by LibCST")
+
+    monkeypatch.setattr(engine, "parse_cst", rejects)
+    assert run_plugin(BAD) == [(1, 0, "TCL000 cannot check: syntax error at line 2, column 1: rejected by LibCST")]
 
 
 def test_plugin_parameters_make_it_a_tree_plugin() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from torchcopy_lint.cli import main
+from conftest import run_main
 from torchcopy_lint.engine import lint_source
 from torchcopy_lint.noqa import exempt_prefixes, unknown_codes, without_codes
 from torchcopy_lint.registry import all_rules
@@ -16,18 +16,8 @@ BAD = "import torch\nfor p in model.parameters():\n    p.data.add_(1)\n"
 LEGACY = "import torch\nx = torch.Tensor(3)\n"  # TCL006
 
 
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["-j", "1", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(capsys, "-j", "1", *args)
 
 
 def codes(out: str) -> list[str]:

@@ -10,8 +10,7 @@ import jsonschema
 import nbformat
 import pytest
 
-from conftest import REPO
-from torchcopy_lint.cli import main
+from conftest import REPO, run_main
 from torchcopy_lint.notebook import Notebook, NotebookError
 
 SCHEMA = json.loads((REPO / "tests" / "fixtures" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -44,18 +43,8 @@ TRAIN = (
 )
 
 
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    status = main(["--no-cache", "-j", "1", *args])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run_main(capsys, "--no-cache", "-j", "1", *args)
 
 
 # -- checking ----------------------------------------------------------------------------------

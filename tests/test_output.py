@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
-from conftest import PYTHON, REPO, cli_env
+from conftest import PYTHON, REPO, cli_env, run_main
 from torchcopy_lint import __version__
 from torchcopy_lint.cli import main
 from torchcopy_lint.registry import all_rules
@@ -24,10 +24,9 @@ ANSI = "\033["
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
+def project(project: Path) -> Path:
+    """conftest's empty current directory, with three files in it."""
+    root = project
     (root / "bad.py").write_text(BAD, encoding="utf-8")
     (root / "two.py").write_text("import torch\n\ndef f(w):\n\tw.data.zero_()\n\tw.data.mul_(2)\n", encoding="utf-8")
     (root / "broken.py").write_text("import torch\nx.data.add_(1)\ndef f(:\n", encoding="utf-8")
@@ -35,9 +34,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--no-cache", "-j", "1", "--select", "TCL001", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(capsys, "--no-cache", "-j", "1", "--select", "TCL001", *args)
 
 
 def validate_sarif(log: object) -> None:
@@ -304,5 +301,4 @@ def test_sarif_fixes_are_the_edits_fix_makes(project: Path, capsys: pytest.Captu
 
 
 def main_output(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    main(["--no-cache", "-j", "1", *args])
-    return capsys.readouterr().out
+    return run_main(capsys, "--no-cache", "-j", "1", *args)[1]

@@ -58,6 +58,15 @@ def _head() -> str | None:
 
 
 @pytest.fixture()
+def head() -> str:
+    """The commit try-repo clones (only committed work is tested)."""
+    commit = _head()
+    if commit is None:
+        pytest.skip("not a git checkout")
+    return commit
+
+
+@pytest.fixture()
 def user_repo(tmp_path: Path) -> Path:
     """A user's repository: a bad file, a good file, and a configured exclude."""
     repo = tmp_path / "user-repo"
@@ -75,10 +84,7 @@ def user_repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.integration
-def test_try_repo_fails_on_a_bad_file_and_passes_on_a_good_one(user_repo: Path, tmp_path: Path) -> None:
-    head = _head()
-    if head is None:
-        pytest.skip("not a git checkout")
+def test_try_repo_fails_on_a_bad_file_and_passes_on_a_good_one(user_repo: Path, tmp_path: Path, head: str) -> None:
     home = tmp_path / "pre-commit-home"
 
     bad = pre_commit("try-repo", str(REPO), "torchcopy-lint", "--ref", head, "--files", "bad.py", "train.ipynb", "vendored/third_party.py", cwd=user_repo, home=home)
@@ -102,10 +108,7 @@ FIXED = "import torch\nfor p in model.parameters():\n    with torch.no_grad():\n
 
 
 @pytest.mark.integration
-def test_try_repo_fix_hook_fixes_then_passes(user_repo: Path, tmp_path: Path) -> None:
-    head = _head()
-    if head is None:
-        pytest.skip("not a git checkout")
+def test_try_repo_fix_hook_fixes_then_passes(user_repo: Path, tmp_path: Path, head: str) -> None:
     home = tmp_path / "pre-commit-home"
     (user_repo / "bad.py").write_text(FIXABLE, encoding="utf-8")
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
@@ -124,10 +127,7 @@ def test_try_repo_fix_hook_fixes_then_passes(user_repo: Path, tmp_path: Path) ->
 
 
 @pytest.mark.integration
-def test_try_repo_fix_hook_fails_on_what_it_cannot_fix(user_repo: Path, tmp_path: Path) -> None:
-    head = _head()
-    if head is None:
-        pytest.skip("not a git checkout")
+def test_try_repo_fix_hook_fails_on_what_it_cannot_fix(user_repo: Path, tmp_path: Path, head: str) -> None:
     (user_repo / "loop.py").write_text("import torch\nfor x in batches:\n    loss = model(x).sum()\n    loss.backward()\n    total += loss\n", encoding="utf-8")
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
     result = pre_commit("try-repo", str(REPO), "torchcopy-lint-fix", "--ref", head, "--files", "loop.py", cwd=user_repo, home=tmp_path / "home")

@@ -66,6 +66,7 @@ def test_directories_include_notebooks(project: Path, capsys: pytest.CaptureFixt
     write_notebook(project / "nbs" / "a.ipynb", *TRAIN)
     (project / "nbs" / "b.py").write_text("import torch\nq.data.zero_()\n", encoding="utf-8")
     (project / "nbs" / ".ipynb_checkpoints").mkdir()
+    write_notebook(project / "nbs" / ".ipynb_checkpoints" / "a-checkpoint.ipynb", *TRAIN)  # Jupyter's autosave copy: skipped
     status, out, _ = run(capsys, "--select", "TCL001", ".")
     assert status == 1
     assert [line.split(": ")[0] for line in out.splitlines() if ": TCL001" in line] == ["nbs/a.ipynb:cell 3:2:5", "nbs/a.ipynb:cell 3:3:5", "nbs/b.py:2:1"]

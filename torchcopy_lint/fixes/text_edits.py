@@ -30,9 +30,6 @@ class TextEdit:
     end_column: int
     text: str
 
-    def to_dict(self) -> dict[str, object]:
-        return {"location": {"row": self.line, "column": self.column}, "end_location": {"row": self.end_line, "column": self.end_column}, "content": self.text}
-
 
 def split_lines(text: str) -> list[str]:
     """Lines with their ``\\n`` kept; only ``\\n`` ends a line (as Python counts them)."""

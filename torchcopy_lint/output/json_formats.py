@@ -1,8 +1,8 @@
 """``json`` (one array) and ``json-lines`` (one object per line).
 
 A finding keeps the fields it always had (path, line, column, end_line,
-end_column, code, name, message, fix) plus ``cell`` (notebooks, else null),
-``url`` (the rule's page) and ``edits`` (the fix as text edits, when known).
+end_column, code, name, message, fix) plus ``cell`` (notebooks, else null) and
+``url`` (the rule's page).
 A file that could not be checked is an entry with ``code: null`` and
 ``name: "cannot-check"`` (as ruff reports syntax errors), so a consumer of the
 JSON alone sees it.
@@ -24,12 +24,9 @@ def _rule_urls() -> dict[str, str]:
     return {code: rule_url(rule.spec.path.name) for code, rule in all_rules().items()}
 
 
-def finding_record(finding: Finding, report: Report, urls: dict[str, str]) -> dict[str, object]:
+def finding_record(finding: Finding, urls: dict[str, str]) -> dict[str, object]:
     record = finding.to_dict()
     record["url"] = urls.get(finding.code)
-    edits = report.edits.get(finding)
-    if edits:
-        record["edits"] = [edit.to_dict() for edit in edits]
     return record
 
 
@@ -51,7 +48,7 @@ def error_record(error: FileError) -> dict[str, object]:
 
 def records(report: Report) -> list[dict[str, object]]:
     urls = _rule_urls()
-    return [*(finding_record(finding, report, urls) for finding in report.findings), *(error_record(error) for error in report.errors)]
+    return [*(finding_record(finding, urls) for finding in report.findings), *(error_record(error) for error in report.errors)]
 
 
 def format_json(report: Report, style: Style = PLAIN) -> str:

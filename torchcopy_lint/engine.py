@@ -1,79 +1,49 @@
-"""Checking: read -> pre-filter -> parse once -> every rule in one walk -> noqa -> sort.
+"""Checking one file: :class:`FileRun`, the one per-file pipeline that check, fix, flake8 and editors share.
 
-``lint_source`` checks one text (used by the CLI workers, the flake8 plugin,
-the tests and ``verify``). ``check_paths`` spreads files over worker processes
-and consults the result cache.
+decode -> Python's own syntax check (``ast``) -> pre-filter -> one LibCST parse
+-> every rule in one walk (:func:`analyse`) -> findings with their fixes, noqa
+applied or not. Each stage runs at most once per run and only when needed; a
+stage that cannot go on raises :class:`CannotCheck` with a one-line reason.
+
+``lint_source`` is the simple entry point (tests, ``verify``, the flake8
+plugin); :mod:`torchcopy_lint.parallel` spreads files over worker processes.
 """
 
 from __future__ import annotations
 
-import io
+import ast
 import os
-import symtable
 import sys
-import tokenize
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
+from functools import cached_property
 
 import libcst as cst
 
-from torchcopy_lint.cache import ResultCache
-from torchcopy_lint.context import FileContext
+from torchcopy_lint.context import FileContext, RawFinding
 from torchcopy_lint.diagnostics import FileError, FileResult, Finding
-from torchcopy_lint.noqa import is_suppressed, suppressions
+from torchcopy_lint.noqa import exempt_prefixes, is_suppressed, noqa_warnings, suppressions
 from torchcopy_lint.positions import locate
 from torchcopy_lint.registry import Rule, all_rules
+from torchcopy_lint.selection import without
+from torchcopy_lint.source import (
+    DEFAULT_MAX_FILE_SIZE,
+    CannotCheck,
+    check_size,
+    decode,
+    parse_cst,
+    python_ast,
+    refuse_what_crashes_libcst,
+    syntax_error,
+)
 from torchcopy_lint.walker import Walker
 
+__all__ = ["CannotCheck", "FileRun", "analyse", "check_bytes", "decode", "lint_source", "might_fire", "rules_for"]
+
 _RECURSION_LIMIT = 20_000
-T = TypeVar("T")
-R = TypeVar("R")
 
 
-class CannotCheck(Exception):
-    """Raised with a one-line reason when a source cannot be checked."""
-
-
-def _one_line(message: str) -> str:
-    """Messages quote code, which can span lines (``(a +\n b).data``); a finding is one line."""
-    return " ".join(part.strip() for part in message.splitlines()) if "\n" in message or "\r" in message else message
-
-
-def _undecodable(encoding: str, data: bytes, error: UnicodeDecodeError) -> str:
-    line = data.count(b"\n", 0, error.start) + 1
-    column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-    return f"cannot decode as {encoding}: invalid byte 0x{data[error.start]:02x} at line {line}, column {column}"
-
-
-def decode(data: bytes) -> str:
-    """Bytes to text the way Python would read the file (BOM, coding cookie)."""
-    if b"\x00" in data:
-        raise CannotCheck("file contains NUL bytes (binary file?)")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as error:
-        # detect_encoding also fails when the first two lines are not UTF-8 and
-        # carry no declaration: say which byte, not "missing declaration".
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as bad:
-            raise CannotCheck(_undecodable("utf-8", data, bad)) from None
-        raise CannotCheck(f"bad encoding declaration: {error.msg}") from None
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as error:
-        raise CannotCheck(_undecodable(encoding, data, error)) from None
-    except LookupError:
-        raise CannotCheck(f"unknown encoding {encoding!r}") from None
-    # Universal newlines, as Python reads source: a lone "\r" ends a line too
-    # (line numbers are counted on "\n").
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def _rules_for(codes: Iterable[str]) -> list[Rule]:
+def rules_for(codes: Iterable[str]) -> list[Rule]:
+    """The registered rules for ``codes``, in code order (unknown codes are skipped)."""
     rules = all_rules()
     return [rules[code] for code in sorted(codes) if code in rules]
 
@@ -93,58 +63,6 @@ def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext
     return ctx
 
 
-_PYTHON_RECURSION_LIMIT = 1000  # the interpreter's default: what `python file.py` accepts
-_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "parser stack overflow")
-
-
-def _refuse_too_deep(text: str, path: str) -> None:
-    """Refuse code nested deeper than Python itself accepts, before LibCST sees it.
-
-    LibCST's native parser overflows its stack (a segmentation fault that kills
-    the process and, in a worker, the whole run) or takes minutes on
-    expressions nested a few thousand deep. Python's own parser rejects those
-    with a SyntaxError or RecursionError at about a tenth of LibCST's cost.
-    Other syntax errors are left to LibCST, which also knows syntax newer than
-    the running interpreter.
-
-    ``symtable.symtable`` runs the same tokenizer and parser as ``compile`` but
-    builds no Python ``ast`` objects: half the cost of ``PyCF_ONLY_AST`` on
-    torch's source (this check was 15% of LibCST's parse time with ``compile``),
-    with the same refusals (same messages; the recursion thresholds agree to
-    within one frame of call depth, which already varies with the caller).
-    """
-    limit = sys.getrecursionlimit()
-    try:
-        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)  # the walker raises it; Python's own check scales with it
-    except RecursionError:
-        pass  # called from deeper than that already: keep the current limit
-    try:
-        symtable.symtable(text, path, "exec")
-    except SyntaxError as error:
-        if any(reason in str(error.msg) for reason in _TOO_DEEP):
-            raise CannotCheck(f"syntax error at line {error.lineno}: {error.msg}") from None
-    except (RecursionError, MemoryError):
-        raise CannotCheck("too deeply nested to parse") from None
-    except ValueError:
-        pass  # e.g. NUL bytes (already refused by decode); LibCST decides
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def parse(text: str, path: str, source: bytes | None = None) -> cst.Module:
-    """Parse once with LibCST (from ``source`` bytes when given, to keep their encoding).
-
-    Raises CannotCheck with a one-line reason.
-    """
-    _refuse_too_deep(text, path)
-    try:
-        return cst.parse_module(source if source is not None else text)
-    except cst.ParserSyntaxError as error:
-        raise CannotCheck(f"syntax error at line {error.raw_line}, column {error.raw_column + 1}: {error.message.splitlines()[0] if error.message else 'invalid syntax'}") from None
-    except RecursionError:
-        raise CannotCheck("too deeply nested to parse") from None
-
-
 def might_fire(text: str, rules: Sequence[Rule]) -> bool:
     """The pre-filter: does any rule's trigger substring occur in ``text``?"""
     return any(trigger in text for rule in rules for trigger in rule.checker.triggers)
@@ -156,103 +74,255 @@ def noqa_table(text: str) -> dict[int, frozenset[str] | None]:
     return suppressions(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 
 
-def findings_of(ctx: FileContext, text: str, path: str, rules: Sequence[Rule], *, apply_noqa: bool = True) -> list[Finding]:
-    """The analysed file's findings, positioned, noqa-filtered and sorted."""
-    if not ctx.findings:
-        return []
-    spans = locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings])
-    noqa = noqa_table(text) if apply_noqa else {}
-    names = {rule.code: rule.spec.name for rule in rules}
-    findings = set()
-    for raw in ctx.findings:
-        line, column, end_line, end_column = spans[id(raw.node)]
-        if is_suppressed(raw.code, line, noqa):
-            continue
-        fix = raw.fix.applicability if raw.fix is not None else None
-        findings.add(Finding(path, line, column + 1, end_line, end_column + 1, raw.code, names[raw.code], _one_line(raw.message), fix))
-    return sorted(findings)
+def _one_line(message: str) -> str:
+    """Messages quote code, which can span lines (``(a +\n b).data``); a finding is one line."""
+    return " ".join(part.strip() for part in message.splitlines()) if "\n" in message or "\r" in message else message
 
 
-def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True) -> list[Finding]:
+class FileRun:
+    """One file's way through the checker; each stage runs at most once, when first needed.
+
+    Build it from the file's bytes (:meth:`from_bytes`: the size guard and the
+    file's own encoding apply) or from text already decoded (:meth:`from_text`:
+    an editor buffer, flake8's lines, a test snippet; flake8 also hands in its
+    ``ast`` tree). Then ask for :meth:`findings`, :meth:`located` (each finding
+    with the raw finding that holds its fix), :meth:`fixable` or :meth:`result`.
+    The fixer re-analyses its edited tree through :meth:`edited`.
+
+    The stages, in order: :attr:`text` (decode), :meth:`check_syntax`
+    (Python's parser; fills :attr:`tree`), :attr:`might_fire` (pre-filter),
+    :attr:`module` (one LibCST parse), :attr:`context` (one walk).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        rules: Sequence[Rule],
+        *,
+        data: bytes | None = None,
+        text: str | None = None,
+        tree: ast.Module | None = None,
+        module: cst.Module | None = None,
+        max_file_size: int | None = DEFAULT_MAX_FILE_SIZE,
+        keep_bytes: bool = False,
+        file_noqa: bool = True,
+    ) -> None:
+        if data is None and text is None and module is None:
+            raise ValueError("FileRun needs the file's bytes, text or tree")
+        self.path = path
+        self.rules = list(rules)
+        self.data = data
+        self.max_file_size = max_file_size
+        self.keep_bytes = keep_bytes and data is not None
+        self.file_noqa = file_noqa  # honour ``# torchcopy-lint: noqa`` (off: flake8's --disable-noqa)
+        self._text = text
+        self._tree = tree
+        self._module = module
+        self._syntax_checked = module is not None  # an edited tree: the fixer checks its final text itself
+        self.newer_syntax = False  # Python rejected the file, LibCST parsed it: syntax newer than this interpreter
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str, codes: Iterable[str], *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE, keep_bytes: bool = False) -> "FileRun":
+        """``keep_bytes``: LibCST parses the bytes themselves, so that the tree prints
+        back in the file's own encoding and newlines (the fixer needs that; positions
+        are then counted on ``\n`` only, so checking parses the decoded text)."""
+        return cls(path, rules_for(codes), data=data, max_file_size=max_file_size, keep_bytes=keep_bytes)
+
+    @classmethod
+    def from_text(cls, text: str, path: str, codes: Iterable[str], *, tree: ast.Module | None = None, file_noqa: bool = True) -> "FileRun":
+        return cls(path, rules_for(codes), text=text, tree=tree, max_file_size=None, file_noqa=file_noqa)
+
+    def edited(self, module: cst.Module) -> "FileRun":
+        """The same file after edits to its tree (the fixer's next pass): analysed afresh, not re-parsed."""
+        return FileRun(self.path, self.rules, module=module, file_noqa=self.file_noqa)
+
+    # -- the stages -------------------------------------------------------------
+
+    @cached_property
+    def text(self) -> str:
+        if self._text is not None:
+            return self._text
+        if self.data is not None:
+            check_size(len(self.data), self.max_file_size)
+            return decode(self.data)
+        assert self._module is not None
+        return self._module.code
+
+    def check_syntax(self) -> None:
+        """Python's own parser, once: Python's message and position for invalid code.
+
+        Code the running Python rejects but LibCST parses is newer syntax
+        (:attr:`newer_syntax`) and is checked all the same, without a tree.
+        """
+        if self._syntax_checked:
+            return
+        text = self.text
+        if self._tree is None:
+            try:
+                self._tree = python_ast(text, self.path)
+            except SyntaxError as error:
+                refuse_what_crashes_libcst(text, None)
+                try:
+                    self._module = self._parse()
+                except CannotCheck:
+                    raise syntax_error(error) from None
+                self.newer_syntax = True
+        if self._tree is not None:
+            refuse_what_crashes_libcst(text, self._tree)
+        self._syntax_checked = True
+
+    @property
+    def tree(self) -> ast.Module | None:
+        """Python's ``ast`` of the file (None for syntax newer than the running Python, or an edited tree)."""
+        self.check_syntax()
+        return self._tree
+
+    @cached_property
+    def reported_rules(self) -> list[Rule]:
+        """The rules asked for, less those the file exempts itself from (``# torchcopy-lint: noqa``)."""
+        exempt = exempt_prefixes(self.text) if self.file_noqa else ()
+        if not exempt:
+            return self.rules
+        kept = without(frozenset(rule.code for rule in self.rules), exempt)
+        return [rule for rule in self.rules if rule.code in kept]
+
+    @cached_property
+    def _analysed_rules(self) -> list[Rule]:
+        """The rules reported; every rule when TCL100 is, since whether a ``# noqa`` code
+        is used depends on what any rule reports on its line (see checkers/tcl100_unused_noqa.py)."""
+        from torchcopy_lint.checkers.tcl100_unused_noqa import CODE as UNUSED_NOQA
+
+        if any(rule.code == UNUSED_NOQA for rule in self.reported_rules):
+            return list(all_rules().values())
+        return self.reported_rules
+
+    @cached_property
+    def might_fire(self) -> bool:
+        return bool(self.reported_rules) and might_fire(self.text, self.reported_rules)
+
+    def _parse(self) -> cst.Module:
+        return parse_cst(self.data if self.keep_bytes and self.data is not None else self.text)
+
+    @property
+    def module(self) -> cst.Module:
+        """The one LibCST tree (parsed after the syntax check)."""
+        if self._module is None:
+            self.check_syntax()
+            if self._module is None:
+                self._module = self._parse()
+        return self._module
+
+    @cached_property
+    def context(self) -> FileContext:
+        return analyse(self.module, self.path, self._analysed_rules)
+
+    # -- results ----------------------------------------------------------------
+
+    @cached_property
+    def _spans(self) -> dict[int, tuple[int, int, int, int]]:
+        ctx = self.context
+        return locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings]) if ctx.findings else {}
+
+    @cached_property
+    def _noqa(self) -> dict[int, frozenset[str] | None]:
+        return noqa_table(self.text)
+
+    def _suppressed(self, raw: RawFinding) -> bool:
+        return is_suppressed(raw.code, self._spans[id(raw.node)][0], self._noqa)
+
+    def located(self, *, apply_noqa: bool = True) -> list[tuple[Finding, RawFinding]]:
+        """Each finding, positioned and sorted, with the raw finding that carries its fix.
+
+        ``apply_noqa=False`` keeps findings on ``# noqa`` lines (flake8 applies
+        noqa itself and honours ``--disable-noqa``).
+        """
+        self.check_syntax()
+        if not self.might_fire:
+            return []
+        ctx = self.context
+        names = {rule.code: rule.spec.name for rule in self.reported_rules}
+        pairs: dict[Finding, RawFinding] = dict(self._unused_noqa)
+        for raw in ctx.findings:
+            if raw.code not in names or (apply_noqa and self._suppressed(raw)):
+                continue
+            line, column, end_line, end_column = self._spans[id(raw.node)]
+            fix = raw.fix.applicability if raw.fix is not None else None
+            finding = Finding(self.path, line, column + 1, end_line, end_column + 1, raw.code, names[raw.code], _one_line(raw.message), fix)
+            pairs.setdefault(finding, raw)
+        return sorted(pairs.items(), key=lambda pair: pair[0])
+
+    def findings(self, *, apply_noqa: bool = True) -> list[Finding]:
+        """All findings, sorted by position. Raises CannotCheck."""
+        return [finding for finding, _ in self.located(apply_noqa=apply_noqa)]
+
+    def fixable(self, unsafe: bool) -> list[RawFinding]:
+        """Raw findings whose fix may be applied (allowed class, not on a ``# noqa`` line), in report order."""
+        self.check_syntax()
+        if self._module is None and not self.might_fire:
+            return []
+        codes = {rule.code for rule in self.reported_rules}
+        candidates = [raw for raw in self.context.findings if raw.code in codes and not self._suppressed(raw)] + [raw for _, raw in self._unused_noqa]
+        return [raw for raw in candidates if raw.fix is not None and raw.fix.allowed(unsafe)]
+
+    @cached_property
+    def _unused_noqa(self) -> list[tuple[Finding, RawFinding]]:
+        """TCL100's findings, when reported: ``# noqa`` codes no rule's finding on their line uses."""
+        from torchcopy_lint.checkers.tcl100_unused_noqa import CODE, unused_noqa
+
+        rule = next((rule for rule in self.reported_rules if rule.code == CODE), None)
+        if rule is None:
+            return []
+        ctx = self.context
+        reported = [(self._spans[id(raw.node)][0], raw.code) for raw in ctx.findings]
+        pairs = []
+        for directive in unused_noqa(ctx.module, self.text, reported):
+            message = rule.spec.message.format(**directive.details())
+            finding = Finding(self.path, directive.line, directive.column + 1, directive.line, directive.end_column + 1, CODE, rule.spec.name, message, directive.fix.applicability)
+            pairs.append((finding, RawFinding(CODE, message, directive.node, -1, directive.fix)))
+        return pairs
+
+    @property
+    def warnings(self) -> list[str]:
+        """Unknown rule codes in ``# noqa`` comments, one line each."""
+        return noqa_warnings(self.text, self.path, all_rules()) if "noqa" in self.text.lower() else []
+
+    def result(self) -> FileResult:
+        """Findings, or the one-line reason this file cannot be checked; never raises."""
+        try:
+            return FileResult(self.path, self.findings(), warnings=self.warnings)
+        except CannotCheck as error:
+            return FileResult(self.path, [], file_error(self.path, error))
+        except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
+            if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+                raise
+            return FileResult(self.path, [], FileError(self.path, f"internal error ({type(error).__name__}: {error}); please report it"))
+
+
+def file_error(path: str, error: CannotCheck) -> FileError:
+    return FileError(path, error.reason, error.line, error.column)
+
+
+def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True, tree: ast.Module | None = None, file_noqa: bool = True) -> list[Finding]:
     """All findings for ``text`` (already decoded), sorted by position.
 
-    ``apply_noqa=False`` keeps findings on ``# noqa`` lines (the flake8 plugin:
-    flake8 applies noqa itself and honours ``--disable-noqa``).
-    Raises CannotCheck for a syntax error or an internal failure.
+    ``tree``: Python's ``ast`` of ``text`` when the caller has one (flake8).
+    ``file_noqa=False`` ignores ``# torchcopy-lint: noqa`` (flake8's ``--disable-noqa``).
+    Raises CannotCheck for a syntax error or a file that cannot be checked.
     """
-    rules = _rules_for(codes)
-    if not rules or not might_fire(text, rules):
-        return []
-    ctx = analyse(parse(text, path), path, rules)
-    return findings_of(ctx, text, path, rules, apply_noqa=apply_noqa)
+    return FileRun.from_text(text, path, codes, tree=tree, file_noqa=file_noqa).findings(apply_noqa=apply_noqa)
 
 
-def check_bytes(data: bytes, path: str, codes: Iterable[str]) -> FileResult:
+def check_bytes(data: bytes, path: str, codes: Iterable[str], *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Check one file's bytes; every failure becomes a FileError, never an exception."""
-    try:
-        return FileResult(path, lint_source(decode(data), path, codes))
-    except CannotCheck as error:
-        return FileResult(path, [], FileError(path, str(error)))
-    except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
-        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
-            raise
-        return FileResult(path, [], FileError(path, f"internal error ({type(error).__name__}: {error}); please report it"))
+    from torchcopy_lint.notebook import check_notebook, is_notebook
 
-
-def check_file(path: Path, codes: Iterable[str]) -> FileResult:
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        return FileResult(str(path), [], FileError(str(path), "is a directory"))
-    except PermissionError:
-        return FileResult(str(path), [], FileError(str(path), "permission denied"))
-    except OSError as error:
-        return FileResult(str(path), [], FileError(str(path), error.strerror or str(error)))
-    return check_bytes(data, str(path), codes)
-
-
-# -- many files -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Job:
-    path: Path
-    codes: frozenset[str]
-
-
-def _run_job(job: Job) -> FileResult:
-    return check_file(job.path, job.codes)
+    if is_notebook(path):
+        return check_notebook(data, path, codes, max_file_size)
+    return FileRun.from_bytes(data, path, codes, max_file_size=max_file_size).result()
 
 
 def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """Worker processes by default (lives in :mod:`torchcopy_lint.parallel`; kept here for older imports)."""
+    from torchcopy_lint.parallel import default_jobs as parallel_default_jobs
 
-
-def map_parallel(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
-    """``[function(item) for item in items]``, over worker processes when it pays off."""
-    if workers > 1 and len(items) >= 2 * workers:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(function, items, chunksize=max(1, min(16, len(items) // (workers * 8)))))
-    return [function(item) for item in items]
-
-
-def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | None = None) -> list[FileResult]:
-    """Check every job, in parallel when it pays off, reusing cached results."""
-    results: list[FileResult | None] = [None] * len(jobs_list)
-    pending: list[int] = []
-    for index, job in enumerate(jobs_list):
-        cached = cache.get(job.path) if cache is not None else None
-        if cached is not None:
-            results[index] = FileResult(str(job.path), cached, cached=True)
-        else:
-            pending.append(index)
-    fresh = map_parallel(_run_job, [jobs_list[index] for index in pending], workers)
-    for index, result in zip(pending, fresh):
-        results[index] = result
-        if cache is not None and result.error is None:
-            cache.put(jobs_list[index].path, result.findings)
-    if cache is not None:
-        cache.save()
-    return [result for result in results if result is not None]
+    return parallel_default_jobs()

@@ -22,11 +22,9 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from torchcopy_lint.context import RawFinding
-from torchcopy_lint.context import FileContext
-from torchcopy_lint.engine import CannotCheck, _rules_for, analyse, decode, findings_of, might_fire, noqa_table, parse
 from torchcopy_lint.diagnostics import Finding
-from torchcopy_lint.noqa import is_suppressed
-from torchcopy_lint.positions import locate
+from torchcopy_lint.engine import FileRun
+from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, CompileLevel, decode, read_source
 from torchcopy_lint.walker import iter_children
 
 MAX_PASSES = 10
@@ -160,60 +158,73 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _fixable(ctx: FileContext, text: str, unsafe: bool) -> list[RawFinding]:
-    """Findings with a fix that may be applied (allowed class, not on a ``# noqa`` line)."""
-    fixable = [raw for raw in ctx.findings if raw.fix is not None and raw.fix.allowed(unsafe)]
-    if not fixable:
-        return []
-    spans = locate(ctx.module, [(raw.node, raw.statement_index) for raw in fixable])
-    noqa = noqa_table(text)
-    return [raw for raw in fixable if not is_suppressed(raw.code, spans[id(raw.node)][0], noqa)]
+def apply_fixes(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
+    """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need."""
+    edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
+    module = module.visit(_Replace(edits))
+    created = {id(new) for new in edits.values() if isinstance(new, cst.With)}
+    if created:
+        module = module.visit(_MergeCreatedWiths(created))
+    return ensure_imports(module, [name for raw in chosen for name in raw.fix.imports])  # type: ignore[union-attr]
 
 
-def fix_bytes(data: bytes, path: str, codes: Iterable[str], unsafe: bool = False) -> FixOutcome:
-    """Fix what can be fixed in ``data``; raises CannotCheck / FixFailed.
+def fix_bytes(data: bytes, path: str, codes: Iterable[str], unsafe: bool = False, *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FixOutcome:
+    """Fix what can be fixed in ``data``; raises CannotCheck / FixFailed."""
+    return fix_run(FileRun.from_bytes(data, path, codes, max_file_size=max_file_size, keep_bytes=True), unsafe)
 
-    A file without fixable findings costs one parse and one walk, as checking
-    does; a fixed file is parsed and analysed once more, from its new text, for
-    the post-fix checks and the findings that remain.
+
+def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
+    """Fix what can be fixed in the file of ``run`` (built from bytes, ``keep_bytes``); raises CannotCheck / FixFailed.
+
+    A file without fixable findings costs what checking it costs (one parse,
+    one walk); a fixed file is parsed and analysed once more, from its new
+    text, for the post-fix checks and the findings that remain.
     """
-    text = decode(data)  # the same read errors as checking (NUL bytes, undecodable)
-    rules = _rules_for(codes)
-    if not rules or not might_fire(text, rules):
+    assert run.data is not None and run.keep_bytes, "the fixer rewrites a file's own bytes"
+    data, path = run.data, run.path
+    run.check_syntax()  # the same refusals as checking (NUL bytes, undecodable, invalid Python)
+    if not run.might_fire:
         return FixOutcome(path, data, data)
-    module = parse(text, path, source=data)  # from bytes: LibCST keeps the encoding
+    current = run
     fixed_count = 0
     for _ in range(MAX_PASSES):
-        ctx = analyse(module, path, rules)
-        chosen = _choose(_fixable(ctx, text if fixed_count == 0 else module.code, unsafe))
+        chosen = _choose(current.fixable(unsafe))
         if not chosen:
             break
-        edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
-        module = module.visit(_Replace(edits))
-        created = {id(new) for new in edits.values() if isinstance(new, cst.With)}
-        if created:
-            module = module.visit(_MergeCreatedWiths(created))
-        module = ensure_imports(module, [name for raw in chosen for name in raw.fix.imports])  # type: ignore[union-attr]
+        current = current.edited(apply_fixes(current.module, chosen))
         fixed_count += len(chosen)
     else:
         raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")
     if fixed_count == 0:
-        return FixOutcome(path, data, data, 0, findings_of(ctx, text, path, rules))
-    fixed = module.bytes
-    new_text = decode(fixed)
-    try:
-        compile(new_text, path, "exec", dont_inherit=True)
-    except SyntaxError as error:
-        raise FixFailed(f"fixed code does not compile ({error.msg}); file left unchanged") from None
+        return FixOutcome(path, data, data, 0, run.findings())
+    fixed = current.module.bytes
     # Re-read the new text from scratch: what was built as a tree must mean the same once printed.
+    recheck = FileRun(path, run.rules, data=fixed, max_file_size=None)
     try:
-        recheck = analyse(parse(new_text, path), path, rules)
+        new_text = recheck.text
+    except CannotCheck as error:
+        raise FixFailed(f"fixed code cannot be read back ({error}); file left unchanged") from None
+    before, after = CompileLevel.of(run.text, path), CompileLevel.of(new_text, path)
+    if not after.at_least(before):
+        raise FixFailed(f"fixed code does not compile ({_compile_error(new_text, path)}); file left unchanged")
+    try:
+        remaining = recheck.findings()
+        leftover = {raw.code for raw in recheck.fixable(unsafe)}
     except CannotCheck as error:
         raise FixFailed(f"fixed code cannot be re-checked ({error}); file left unchanged") from None
-    leftover = {raw.code for raw in _fixable(recheck, new_text, unsafe)}
     if leftover:
         raise FixFailed(f"fixed code still has fixable {', '.join(sorted(leftover))} findings; file left unchanged")
-    return FixOutcome(path, data, fixed, fixed_count, findings_of(recheck, new_text, path, rules))
+    return FixOutcome(path, data, fixed, fixed_count, remaining)
+
+
+def _compile_error(text: str, path: str) -> str:
+    try:
+        compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return error.msg
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"{type(error).__name__}: {error}"
+    return "unknown error"
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -255,22 +266,27 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
     return "".join(difflib.unified_diff(old, new, fromfile=path, tofile=path))
 
 
-def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool) -> FileFixResult:
+def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileFixResult:
     """Fix one file; with ``write`` replace it atomically, else only compute the diff."""
+    from torchcopy_lint.notebook import fix_notebook, is_notebook, notebook_diff
+
+    notebook = is_notebook(str(path))
     try:
-        data = path.read_bytes()
-        outcome = fix_bytes(data, str(path), codes, unsafe)
+        if notebook:
+            data = read_source(path, None)
+            outcome = fix_notebook(data, str(path), codes, unsafe)
+        else:
+            data = read_source(path, max_file_size)
+            outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
     except CannotCheck as error:
         return FileFixResult(str(path), [], error=str(error))
-    except OSError as error:
-        return FileFixResult(str(path), [], error=error.strerror or str(error))
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         if os.environ.get("TORCHCOPY_LINT_DEBUG"):
             raise
         return FileFixResult(str(path), [], error=f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged")
     result = FileFixResult(str(path), outcome.remaining, outcome.fixed_count)
     if outcome.changed:
-        result.diff = unified_diff(str(path), outcome.original, outcome.fixed)
+        result.diff = (notebook_diff if notebook else unified_diff)(str(path), outcome.original, outcome.fixed)
         if write:
             try:
                 write_atomically(path, outcome.fixed)
@@ -286,13 +302,14 @@ class FixJob:
     codes: frozenset[str]
     unsafe: bool
     write: bool
+    max_file_size: int | None = DEFAULT_MAX_FILE_SIZE
 
 
 def _run_fix_job(job: FixJob) -> FileFixResult:
-    return fix_file(job.path, job.codes, job.unsafe, job.write)
+    return fix_file(job.path, job.codes, job.unsafe, job.write, job.max_file_size)
 
 
 def fix_paths(jobs: list[FixJob], workers: int) -> list[FileFixResult]:
-    from torchcopy_lint.engine import map_parallel
+    from torchcopy_lint.parallel import map_parallel
 
     return map_parallel(_run_fix_job, jobs, workers)

@@ -13,6 +13,10 @@ rule's executable examples::
     ```python autofixed      exactly what ``--fix`` makes of the first ``flagged`` block
 
 The tests, ``--explain``, the generated docs and ``verify`` all read these files.
+
+A rule about the linter itself rather than about torch (TCL100, unused ``noqa``)
+has no runtime claim: its front matter says ``claim: none (why)``, it carries no
+``claim`` / ``claim-fixed`` blocks, and ``verify`` reports it as n/a.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ TEST_CASES_SECTION = "Test cases"
 _FENCE = re.compile(r"^```python[ \t]+(?P<kind>[a-z-]+)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 _MARKER = re.compile(r"#\s*(TCL\d{3})\b")
 _SECTION = re.compile(r"^## (?P<title>.+?)\s*$", re.M)
+_NO_CLAIM = re.compile(r"^none\s*\((?P<why>.+)\)$")
 
 
 class CatalogueError(ValueError):
@@ -72,6 +77,11 @@ class RuleSpec:
     text: str
     sections: dict[str, str] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
+    no_claim: str | None = None  # ``claim: none (why)``: why the rule has no runtime claim
+
+    @property
+    def has_claim(self) -> bool:
+        return self.no_claim is None
 
     @property
     def placeholders(self) -> frozenset[str]:
@@ -145,6 +155,12 @@ def parse_rule_file(path: Path) -> RuleSpec:
     if meta["fix"] not in FIX_CLASSES:
         raise CatalogueError(f"{path}: 'fix' must be one of {', '.join(FIX_CLASSES)}")
     message_placeholders(meta["message"], path)  # a malformed template is refused when the catalogue loads
+    no_claim = None
+    if "claim" in meta:
+        match = _NO_CLAIM.match(meta["claim"])
+        if match is None:
+            raise CatalogueError(f"{path}: 'claim' may only be 'none (why there is no runtime claim)'")
+        no_claim = match.group("why").strip()
     expected_name = f"{meta['code']}-{meta['name']}.md"
     if path.name != expected_name:
         raise CatalogueError(f"{path}: file name must be {expected_name}")
@@ -162,6 +178,8 @@ def parse_rule_file(path: Path) -> RuleSpec:
             raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
         line = body_offset + body.count("\n", 0, match.start("body")) + 1
         examples.append(Example(kind=kind, source=match.group("body"), line=line))
+    if no_claim is not None and any(example.kind in ("claim", "claim-fixed") for example in examples):
+        raise CatalogueError(f"{path}: 'claim: none' but the file has claim blocks")
 
     return RuleSpec(
         code=meta["code"],
@@ -174,6 +192,7 @@ def parse_rule_file(path: Path) -> RuleSpec:
         text=text,
         sections=sections,
         examples=tuple(examples),
+        no_claim=no_claim,
     )
 
 

@@ -7,7 +7,6 @@ that could not be checked.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
 import sys
 from collections.abc import Sequence
@@ -19,15 +18,16 @@ from torchcopy_lint.cache import CACHE_DIR_NAME, ResultCache
 from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
 from torchcopy_lint.diagnostics import FileError, FileResult
-from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
+from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude
 from torchcopy_lint.engine import check_bytes
 from torchcopy_lint.parallel import Job, check_paths, default_jobs
-from torchcopy_lint.output import FORMATTERS, statistics, summary
+from torchcopy_lint import output
+from torchcopy_lint.file_settings import per_file_codes as _per_file_codes
 from torchcopy_lint.registry import all_rules
-from torchcopy_lint.selection import SelectionError, enabled_codes, validate, without
+from torchcopy_lint.selection import SelectionError, enabled_codes, validate
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "rules", "explain", "verify")
+COMMANDS = ("check", "rules", "explain", "verify", "server")
 
 
 def _codes(values: Sequence[str] | None) -> list[str] | None:
@@ -40,7 +40,7 @@ def _codes(values: Sequence[str] | None) -> list[str] | None:
 def _check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcopy-lint",
-        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify.",
+        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify, server.",
     )
     parser.add_argument("paths", nargs="*", default=None, metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     parser.add_argument("--select", action="append", metavar="CODES", help="rules to run, replacing the default set (codes, prefixes, ALL)")
@@ -49,7 +49,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", action="append", metavar="PATTERN", help="glob patterns to skip (replaces the configured list)")
     parser.add_argument("--extend-exclude", action="append", metavar="PATTERN", help="more glob patterns to skip")
     parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too (for pre-commit)")
-    parser.add_argument("--format", choices=sorted(FORMATTERS), default="text", help="output format (default: text)")
+    output.add_arguments(parser)  # --output-format/--format, -o/--output-file
     parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -98,17 +98,6 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def _per_file_codes(path: str, codes: frozenset[str], settings: Settings) -> frozenset[str]:
-    if not settings.per_file_ignores:
-        return codes
-    candidate = Path(path)
-    relative = relative_to_root(candidate, settings.root)
-    for pattern, ignored in settings.per_file_ignores:
-        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(candidate.name, pattern):
-            codes = without(codes, ignored)
-    return codes
-
-
 def run_check(argv: Sequence[str]) -> int:
     parser = _check_parser()
     args = parser.parse_args(list(argv))
@@ -133,11 +122,13 @@ def run_check(argv: Sequence[str]) -> int:
     paths = args.paths or (["-"] if args.stdin_filename else ["."])
     results: list[FileResult] = []
     errors: list[FileError] = []
+    stdin_texts: dict[str, str] = {}
     excludes = (*DEFAULT_EXCLUDES, *settings.exclude, *settings.extend_exclude)
 
     if "-" in paths:
         name = args.stdin_filename or "-"
         data = sys.stdin.buffer.read()
+        stdin_texts[name] = data.decode("utf-8", "replace")
         if not (args.force_exclude and args.stdin_filename and matches_exclude(Path(name), excludes, settings.root)):
             results.append(check_bytes(data, name, _per_file_codes(name, codes, settings)))
         paths = [path for path in paths if path != "-"]
@@ -147,7 +138,7 @@ def run_check(argv: Sequence[str]) -> int:
         errors.extend(found.errors)
         jobs = [Job(path, _per_file_codes(str(path), codes, settings)) for path in found.files]
         if args.fix or args.fix_only or args.diff:
-            return _run_fixes(args, jobs, errors)
+            return _run_fixes(args, jobs, errors, stdin_texts)
         cache = None
         if not args.no_cache:
             cache_dir = args.cache_dir or settings.root / CACHE_DIR_NAME
@@ -155,18 +146,14 @@ def run_check(argv: Sequence[str]) -> int:
         results.extend(check_paths(jobs, args.jobs or default_jobs(), cache))
 
     errors.extend(result.error for result in results if result.error is not None)
+    for warning in sorted(warning for result in results for warning in result.warnings):
+        print(warning, file=sys.stderr)
     errors.sort(key=lambda error: error.path)
     findings = sorted(finding for result in results for finding in result.findings)
 
-    out = sys.stdout
-    if args.statistics:
-        out.write(statistics(findings))
-    else:
-        out.write(FORMATTERS[args.format](findings))
-    for error in errors:
-        print(error, file=sys.stderr)
-    if not args.quiet and args.format == "text":
-        out.write(summary(findings, len(errors)))
+    status = _emit(args, output.Report(findings, errors, output.SourceLines(stdin_texts)))
+    if status is not None:
+        return status
     if errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
@@ -174,7 +161,17 @@ def run_check(argv: Sequence[str]) -> int:
     return EXIT_CLEAN
 
 
-def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError]) -> int:
+def _emit(args: argparse.Namespace, report: output.Report, trailer: str | None = None) -> int | None:
+    """Print or write the report; EXIT_ERROR when ``-o FILE`` cannot be written."""
+    try:
+        output.emit(report, args, trailer)
+    except OSError as error:
+        print(f"torchcopy-lint: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    return None
+
+
+def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError], stdin_texts: dict[str, str]) -> int:
     """``--fix`` / ``--fix-only`` / ``--diff``: fix files (or show how), then report what remains."""
     from torchcopy_lint.fixes.apply import FixJob, fix_paths
 
@@ -183,17 +180,20 @@ def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError
     errors = errors + [FileError(result.path, result.error) for result in results if result.error]
     remaining = sorted(finding for result in results for finding in result.remaining)
     fixed = sum(result.fixed_count for result in results)
-    out = sys.stdout
-    if args.diff:
-        out.write("".join(result.diff for result in results))
-    elif not args.fix_only:
-        out.write(statistics(remaining) if args.statistics else FORMATTERS[args.format](remaining))
-    for error in errors:
-        print(error, file=sys.stderr)
-    if not args.quiet and args.format == "text":
-        verb = "Would fix" if args.diff else "Fixed"
-        files = sum(1 for result in results if result.diff)
-        print(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.", file=sys.stderr if args.diff else out)
+    verb = "Would fix" if args.diff else "Fixed"
+    files = sum(1 for result in results if result.diff)
+    fix_summary = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.\n"
+    human = output.canonical(args.output_format) in output.HUMAN
+    if args.diff or args.fix_only:
+        sys.stdout.write("".join(result.diff for result in results) if args.diff else "")
+        for error in errors:
+            print(error, file=sys.stderr)
+        if human and not args.quiet:
+            (sys.stderr if args.diff else sys.stdout).write(fix_summary)
+    else:
+        status = _emit(args, output.Report(remaining, errors, output.SourceLines(stdin_texts)), trailer=fix_summary)
+        if status is not None:
+            return status
     if errors:
         return EXIT_ERROR
     if args.diff:
@@ -252,6 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_explain(args)
         if command == "verify":
             return run_verify(args)
+        if command == "server":
+            from torchcopy_lint.server import main as run_server
+
+            return run_server(args)
         return run_check(args)
     except KeyboardInterrupt:
         print("torchcopy-lint: interrupted", file=sys.stderr)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from functools import total_ordering
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Finding:
-    """One reported problem. Lines and columns are 1-based (as printed)."""
+    """One reported problem. Lines and columns are 1-based (as printed).
+
+    In a notebook, ``cell`` is the 1-based cell (counting every cell) and
+    ``line`` / ``end_line`` count within that cell.
+    """
 
     path: str
     line: int
@@ -18,6 +24,16 @@ class Finding:
     name: str
     message: str
     fix: str | None = None  # "safe" / "unsafe" when --fix (/ --unsafe-fixes) can fix it
+    cell: int | None = None
+
+    def sort_key(self) -> tuple[object, ...]:
+        """Path, then position (a notebook's cells in order), then the rest."""
+        return (self.path, self.cell or 0, self.line, self.column, self.end_line, self.end_column, self.code, self.name, self.message, self.fix or "")
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Finding):
+            return NotImplemented
+        return self.sort_key() < other.sort_key()
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -53,3 +69,4 @@ class FileResult:
     findings: list[Finding]
     error: FileError | None = None
     cached: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. an unknown code in a noqa comment

@@ -1,6 +1,6 @@
 """Which files to check: walk the given paths, skipping what should be skipped.
 
-Directories are searched recursively for ``*.py`` files, never following
+Directories are searched recursively for ``*.py`` files and notebooks (``*.ipynb``), never following
 symbolic links to directories (so a link loop cannot trap the walk), and
 skipping version-control folders, virtual environments (any folder holding a
 ``pyvenv.cfg``), build output, caches and the configured excludes. A file named
@@ -23,7 +23,7 @@ from torchcopy_lint.diagnostics import FileError
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
     "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".torchcopy_lint_cache", "*.egg-info",
+    ".torchcopy_lint_cache", "*.egg-info", ".ipynb_checkpoints",
 )
 
 
@@ -118,7 +118,7 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
                 and not (current / name / "pyvenv.cfg").exists()
             )
             for name in sorted(names):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".ipynb")):
                     candidate = current / name
                     if not _matches(candidate, patterns, root):
                         try:

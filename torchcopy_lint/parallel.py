@@ -12,6 +12,7 @@ from typing import TypeVar
 from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
 from torchcopy_lint.engine import FileRun, file_error, rules_for
+from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 
 T = TypeVar("T")
@@ -29,6 +30,8 @@ class Job:
 
 def check_file(path: Path, codes: frozenset[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Read and check one file; every failure becomes a FileError."""
+    if is_notebook(str(path)):
+        return check_notebook_file(path, codes, max_file_size)
     try:
         data = read_source(path, max_file_size)
     except CannotCheck as error:
@@ -68,7 +71,7 @@ def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | Non
     fresh = map_parallel(_run_job, [jobs_list[index] for index in pending], workers)
     for index, result in zip(pending, fresh):
         results[index] = result
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:  # warnings must show on every run
             cache.put(jobs_list[index].path, result.findings)
     if cache is not None:
         cache.save()

@@ -158,7 +158,7 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _apply(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
+def apply_fixes(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
     """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need."""
     edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
     module = module.visit(_Replace(edits))
@@ -191,7 +191,7 @@ def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
         chosen = _choose(current.fixable(unsafe))
         if not chosen:
             break
-        current = current.edited(_apply(current.module, chosen))
+        current = current.edited(apply_fixes(current.module, chosen))
         fixed_count += len(chosen)
     else:
         raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")
@@ -268,9 +268,16 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
 
 def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileFixResult:
     """Fix one file; with ``write`` replace it atomically, else only compute the diff."""
+    from torchcopy_lint.notebook import fix_notebook, is_notebook, notebook_diff
+
+    notebook = is_notebook(str(path))
     try:
-        data = read_source(path, max_file_size)
-        outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
+        if notebook:
+            data = read_source(path, None)
+            outcome = fix_notebook(data, str(path), codes, unsafe)
+        else:
+            data = read_source(path, max_file_size)
+            outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
     except CannotCheck as error:
         return FileFixResult(str(path), [], error=str(error))
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
@@ -279,7 +286,7 @@ def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_fi
         return FileFixResult(str(path), [], error=f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged")
     result = FileFixResult(str(path), outcome.remaining, outcome.fixed_count)
     if outcome.changed:
-        result.diff = unified_diff(str(path), outcome.original, outcome.fixed)
+        result.diff = (notebook_diff if notebook else unified_diff)(str(path), outcome.original, outcome.fixed)
         if write:
             try:
                 write_atomically(path, outcome.fixed)

@@ -628,8 +628,10 @@ class Evaluator:
         self._returns[key] = UNKNOWN  # a recursive call sees "unknown"
         result = self._join_returns(info)
         returns = info.node.returns if isinstance(info.node, cst.FunctionDef) else None
-        if result.kind is Kind.UNKNOWN and returns is not None:
-            result = self.annotation_value(returns.annotation)
+        if result.kind in (Kind.UNKNOWN, Kind.NONE) and returns is not None:
+            # The body does not tell (or is a stub: ``...``, ``raise NotImplementedError``).
+            annotated = self.annotation_value(returns.annotation)
+            result = annotated if annotated.kind is not Kind.UNKNOWN or result.kind is Kind.UNKNOWN else result
         self._returns[key] = result
         return result
 

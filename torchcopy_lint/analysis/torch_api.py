@@ -205,7 +205,7 @@ METADATA_INPLACE_METHODS = _words(
 # Methods that exist only on tensors (not on modules): a receiver that calls them is a tensor.
 TENSOR_ONLY_METHODS = _words(
     """
-    detach detach_ new_tensor new_zeros new_ones new_empty new_full contiguous numel
+    detach detach_ new_tensor new_zeros new_ones new_empty new_full contiguous numel numpy
     untyped_storage data_ptr register_hook retain_grad backward
     """
 )

@@ -22,7 +22,7 @@ from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
-from torchcopy_lint.analysis.values import AliasHow, Grad, Value
+from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -159,9 +159,15 @@ class DetachedInplace(Checker):
         if not isinstance(view, cst.Name):
             return
         alias = self.ctx.value(view).alias  # through views and ``d /= ...`` the model keeps it
+        source_value: Value | None = alias.source_value if alias is not None else None
         if alias is None or alias.how not in (AliasHow.DETACH, AliasHow.DATA):
-            return
-        source = alias.source
+            # ``d = x.data`` of an ``x`` the file does not type: written in place like a tensor.
+            untyped = self._untyped_data(view)
+            if untyped is None:
+                return
+            source, source_value = untyped, self.ctx.value(untyped)
+        else:
+            source = alias.source
         if not self._tensor_source(source):
             return
         dotted = dotted_name(source)
@@ -172,8 +178,19 @@ class DetachedInplace(Checker):
         bindings = self.ctx.bindings_of(view)
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, alias.source_value.requires_grad, fix, view.value, self._outlives(source, alias.source_value))
+        assert source_value is not None
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, self._outlives(source, source_value))
         state.writes.append(record)
+
+    def _untyped_data(self, view: cst.Name) -> cst.BaseExpression | None:
+        """``x`` when ``view`` is bound (once) to ``x.data`` and the file does not type ``x``."""
+        bindings = self.ctx.bindings_of(view)
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].path:
+            return None
+        viewed = detached_view(bindings[0].value)
+        if viewed is None or viewed[1] != "data" or self.ctx.value(viewed[0]).kind is not Kind.UNKNOWN:
+            return None
+        return viewed[0]
 
     def _outlives(self, source: cst.BaseExpression, value: Value) -> str | None:
         """Why ``source`` is used after the function even if this function does not read it

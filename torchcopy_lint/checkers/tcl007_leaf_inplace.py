@@ -84,7 +84,10 @@ class LeafInplace(Checker):
             self.report(node, fix=self._fix(node), target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        evidence = self._evidence(node.target, node.value)
+        target = node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value  # ``w[ids] *= f`` writes ``w`` in place, whatever the index
+        evidence = self._evidence(target, node.value)
         if evidence is not None:
             operator = code_of(node.operator).strip()
             self.report(node, fix=self._fix(node), target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)

@@ -181,7 +181,7 @@ class GraphAccumulation(Checker):
         key = _accumulator_key(accumulator)
         if key is None or key in ("self", "cls"):
             return
-        if _has_clone(value):
+        if self._kept_clone(value):
             return  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
         if not loops and self._from_parameters(value):
             return  # a helper accumulating what it is given: judged where it is called (visit_Call)
@@ -199,6 +199,14 @@ class GraphAccumulation(Checker):
                 value=short_code(value, 40),
                 event=repeated or "",
             )
+        )
+
+    def _kept_clone(self, value: cst.BaseExpression) -> bool:
+        """``x.clone()`` itself, or a name bound to one (``snap = out.clone(); xs.append(snap)``)."""
+        if _has_clone(value):
+            return True
+        return isinstance(value, cst.Name) and any(
+            binding.value is not None and _has_clone(binding.value) for binding in self.ctx.bindings_of(value)
         )
 
     def _from_parameters(self, value: cst.BaseExpression) -> bool:
@@ -429,13 +437,18 @@ class GraphAccumulation(Checker):
         if candidate.root is None:
             return None
         bindings = self.ctx.model.same_object(self.ctx.bindings_of(candidate.root))
-        if not bindings:
-            return None  # an undefined name: nothing to say
         for loop in reversed(candidate.loops):
             descendants = inside.get(id(loop))
             if descendants is None:
                 descendants = inside[id(loop)] = _descendant_ids(loop)
-            outside = any(binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT) or id(binding.node) not in descendants for binding in bindings)
+            # Bound before the loop, or not in this file at all (a global, a star import:
+            # ``total += loss`` on a name bound elsewhere).
+            outside = not bindings or any(
+                binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT)
+                or id(binding.node) not in descendants
+                or (binding.kind is BindingKind.AUGMENTED and not binding.previous)
+                for binding in bindings
+            )
             if outside and not _resets(loop, candidate.accumulator):
                 return loop
         return None

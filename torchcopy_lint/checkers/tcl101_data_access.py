@@ -79,7 +79,10 @@ class DataAccess(Checker):
             # instead); unsafe when only the use suggests a tensor (an object without
             # ``detach()`` would now fail).
             applicability = SAFE if self.ctx.tensors.kind(owner) is YES else UNSAFE
-            fix = Fix(applicability, ((node, keep_parens(node, method_call(owner, "detach"))),))
+            detached_next = isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "detach"
+            # ``X.data.detach()`` is ``X.detach()`` already: drop ``.data``, do not detach twice.
+            replacement = owner if detached_next else keep_parens(node, method_call(owner, "detach"))
+            fix = Fix(applicability, ((node, replacement),))
             self.report(node, fix=fix, target=code_of(owner))
 
     @staticmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import (
     Addition,
@@ -43,7 +43,6 @@ _ADDERS: dict[str, tuple[int, bool]] = {
     "update": (0, True),
     "setdefault": (1, False),
 }
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api

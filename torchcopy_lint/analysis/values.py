@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 
 class Kind(enum.Enum):

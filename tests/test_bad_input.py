@@ -191,20 +191,36 @@ def test_unreadable_file(tree: Path) -> None:
         secret.chmod(0o644)
 
 
-def test_unreadable_directory(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_directory(tree: Path) -> None:
+    """A folder we may not list is one line; everything else is still checked (issue 9, item 1)."""
     locked = tree / "locked"
     locked.mkdir()
     (locked / "x.py").write_text(BAD, encoding="utf-8")
     locked.chmod(0)
     try:
-        if os.access(locked, os.R_OK):
-            pytest.skip("running with privileges that ignore file permissions (root)")
-        code, out, err = check(capsys, "locked", "bad.py")
-        assert err == ["locked: cannot check: permission denied"]
-        assert [line.split(":")[0] for line in out] == ["bad.py"]
-        assert code == 2
+        result = run_cli_unprivileged("--no-cache", "--select", "TCL001", "-q", "-j", "1", "locked", "bad.py", cwd=tree)
+        assert result.stderr.splitlines() == ["locked: cannot check: permission denied"]
+        assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["bad.py"]
+        assert result.returncode == 2
     finally:
         locked.chmod(0o755)
+
+
+def test_unreadable_directory_inside_a_walked_tree(tmp_path: Path) -> None:
+    """`t/sub` at mode 000 inside `t`: the walk looked for `t/sub/pyvenv.cfg` and stopped the run."""
+    root = tmp_path / "t"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text(BAD, encoding="utf-8")
+    (root / "sub").chmod(0)
+    try:
+        for args in (["t"], ["t/sub", "t/a.py"]):  # inside a walk; and first on the command line (config search)
+            result = run_cli_unprivileged("--no-cache", "--select", "TCL001", "-q", "-j", "1", *args, cwd=tmp_path)
+            assert "internal error" not in result.stderr
+            assert result.stderr.splitlines() == ["t/sub: cannot check: permission denied"], args
+            assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["t/a.py"]
+            assert result.returncode == 2
+    finally:
+        (root / "sub").chmod(0o755)
 
 
 # -- inputs that are checked normally ---------------------------------------------------

@@ -76,8 +76,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     else:
         start = Path(args.paths[0]) if args.paths and args.paths[0] != "-" else Path.cwd()
         if args.stdin_filename and (not args.paths or args.paths == ["-"]):
-            start = Path(args.stdin_filename).parent if Path(args.stdin_filename).parent.exists() else Path.cwd()
-        found = find_pyproject(start if start.exists() else Path.cwd())
+            start = Path(args.stdin_filename).parent if os.path.exists(Path(args.stdin_filename).parent) else Path.cwd()
+        found = find_pyproject(start if os.path.exists(start) else Path.cwd())
         settings = load_settings(found) if found else Settings()
     overrides: dict[str, object] = {}
     if args.select is not None:

@@ -13,6 +13,7 @@ Command-line flags override the file. Keys (all optional)::
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +46,10 @@ class Settings:
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has our table."""
     start = start.resolve()
-    directory = start if start.is_dir() else start.parent
+    directory = start if os.path.isdir(start) else start.parent
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file():
+        if os.path.isfile(candidate):  # False, not PermissionError, in a folder we may not search
             try:
                 text = candidate.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):

@@ -98,24 +98,23 @@ def discover(paths: Iterable[str], excludes: Iterable[str], root: Path, force_ex
     for raw in paths:
         path = Path(raw)
         try:
-            mode = path.stat()
+            info = path.stat()
         except OSError as error:
             fail(raw, error)
             continue
-        if not path.is_dir():
+        if not stat.S_ISDIR(info.st_mode):
             if not (force_exclude and _matches(path, patterns, root)):
                 add(path)
             continue
         if force_exclude and _matches(path, patterns, root):
             continue
-        del mode
         for directory, subdirs, names in os.walk(path, onerror=lambda e: fail(e.filename or raw, e)):
             current = Path(directory)
             subdirs[:] = sorted(
                 name
                 for name in subdirs
                 if not _matches(current / name, patterns, root)
-                and not (current / name / "pyvenv.cfg").exists()
+                and not os.path.exists(current / name / "pyvenv.cfg")  # False, not an error, in an unreadable folder
             )
             for name in sorted(names):
                 if name.endswith(".py"):

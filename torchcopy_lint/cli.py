@@ -179,8 +179,14 @@ def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError
     from torchcopy_lint.fixes.apply import FixJob, fix_paths
 
     write = not args.diff
-    results = fix_paths([FixJob(job.path, job.codes, args.unsafe_fixes, write) for job in jobs], args.jobs or default_jobs())
-    errors = errors + [FileError(result.path, result.error) for result in results if result.error]
+    fix_jobs, targets = [], set()
+    for job in jobs:
+        target = os.path.realpath(job.path)  # a link and its target, named both, are one file to fix
+        if target not in targets:
+            targets.add(target)
+            fix_jobs.append(FixJob(job.path, job.codes, args.unsafe_fixes, write, job.max_file_size))
+    results = fix_paths(fix_jobs, args.jobs or default_jobs())
+    errors = errors + [result.error for result in results if result.error is not None]
     remaining = sorted(finding for result in results for finding in result.remaining)
     fixed = sum(result.fixed_count for result in results)
     out = sys.stdout

@@ -39,12 +39,13 @@ class FileError:
     reason: str
     line: int | None = None
     column: int | None = None
+    action: str = "check"  # "fix": the file was checked, but its fixes were not written
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def __str__(self) -> str:
-        return f"{self.path}: cannot check: {self.reason}"
+        return f"{self.path}: cannot {self.action}: {self.reason}"
 
 
 @dataclass

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +23,7 @@ from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_se
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
 from torchcopy_lint.engine import check_bytes
-from torchcopy_lint.parallel import Job, check_paths, default_jobs
+from torchcopy_lint.parallel import Job, Stopped, check_paths, default_jobs, raise_stopped
 from torchcopy_lint.output import FORMATTERS, statistics, summary
 from torchcopy_lint.registry import all_rules
 from torchcopy_lint.selection import SelectionError, enabled_codes, validate, without
@@ -247,6 +249,18 @@ def run_verify(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; SIGTERM unwinds it like Ctrl-C (workers stopped, temporary files removed)."""
+    stoppable = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if stoppable:
+        signal.signal(signal.SIGTERM, raise_stopped)
+    try:
+        return _main(argv)
+    finally:
+        if stoppable:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args and args[0] in COMMANDS else "check"
     if args and args[0] in COMMANDS:
@@ -262,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("torchcopy-lint: interrupted", file=sys.stderr)
         return 130
+    except Stopped as stop:
+        print("torchcopy-lint: terminated", file=sys.stderr)
+        return 128 + stop.signum
     except BrokenPipeError:
         # The reader went away (``| head``): exit quietly, without the
         # "Exception ignored ... BrokenPipeError" message at interpreter exit.

@@ -494,6 +494,51 @@ def test_stdin_syntax_error(project: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+UNFIXABLE = "    if p.grad is None: p.data.add_(1)\n"
+
+
+def test_fix_of_stdin_prints_the_fixed_source_and_reports_what_remains(project: Path) -> None:
+    """`--fix -` dropped stdin's findings and exited 0 (issue 9, item 6); ruff prints the fixed source."""
+    result = subprocess_cli("--no-cache", "--fix", "-", cwd=project, stdin=(BAD + UNFIXABLE).encode())
+    assert result.stdout == "import torch\nfor p in model.parameters():\n    with torch.no_grad():\n        p.add_(1)\n" + UNFIXABLE
+    assert [line.split(": TCL")[0] for line in result.stderr.splitlines()] == ["-:5:24"]
+    assert result.returncode == 1
+
+
+def test_diff_of_stdin_prints_a_diff_under_the_stdin_filename(project: Path) -> None:
+    result = subprocess_cli("--no-cache", "--diff", "--stdin-filename", "x.py", cwd=project, stdin=BAD.encode())
+    assert result.stdout.startswith("--- x.py\n+++ x.py\n") and "+    with torch.no_grad():" in result.stdout
+    assert result.returncode == 1
+
+
+def test_fix_of_stdin_that_cannot_be_fixed_gives_the_source_back(project: Path) -> None:
+    result = subprocess_cli("--no-cache", "--fix", "-", cwd=project, stdin=b"def f(:\n")
+    assert result.stdout == "def f(:\n"  # a pipeline never loses its text
+    assert result.stderr.splitlines() == ["-: cannot check: syntax error at line 1, column 7: invalid syntax"]
+    assert result.returncode == 2
+
+
+def test_fix_of_stdin_with_other_paths_is_refused(project: Path) -> None:
+    write(project / "f.py", BAD)
+    result = subprocess_cli("--no-cache", "--fix", "-", "f.py", cwd=project, stdin=BAD.encode())
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["torchcopy-lint: error: --fix/--diff of standard input ('-') prints the fixed source, so it cannot be combined with other paths"]
+    assert (project / "f.py").read_text() == BAD
+
+
+@pytest.mark.parametrize("args", [["-"], ["--fix", "-"], ["-", "f.py"]])
+def test_closed_stdin_is_one_line(project: Path, args: list[str]) -> None:
+    write(project / "f.py", BAD)
+    result = subprocess.run(
+        [PYTHON, "-m", "torchcopy_lint", "--no-cache", "-q", *args], cwd=project, env=cli_env(), stdin=None, capture_output=True, text=True, timeout=120,
+        pass_fds=(), preexec_fn=lambda: os.close(0),
+    )
+    assert "-: cannot check: standard input is closed" in result.stderr.splitlines()
+    assert "internal error" not in result.stderr and result.returncode == 2
+    if "f.py" in args:
+        assert result.stdout.startswith("f.py:3:5: TCL001")  # the other files are still checked
+
+
 # -- rules / explain / version -------------------------------------------------------
 
 

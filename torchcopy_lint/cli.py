@@ -22,7 +22,8 @@ from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
-from torchcopy_lint.engine import check_bytes
+from torchcopy_lint.engine import check_bytes, file_error
+from torchcopy_lint.source import CannotCheck, read_stdin
 from torchcopy_lint.parallel import Job, Stopped, check_paths, default_jobs, raise_stopped
 from torchcopy_lint.output import FORMATTERS, statistics, summary
 from torchcopy_lint.registry import all_rules
@@ -137,11 +138,19 @@ def run_check(argv: Sequence[str]) -> int:
     errors: list[FileError] = []
     excludes = (*DEFAULT_EXCLUDES, *settings.exclude, *settings.extend_exclude)
 
+    fixing = args.fix or args.fix_only or args.diff
+    if "-" in paths and fixing:
+        if len(paths) > 1:
+            print("torchcopy-lint: error: --fix/--diff of standard input ('-') prints the fixed source, so it cannot be combined with other paths", file=sys.stderr)
+            return EXIT_ERROR
+        return _fix_stdin(args, args.stdin_filename or "-", _per_file_codes(args.stdin_filename or "-", codes, settings))
     if "-" in paths:
         name = args.stdin_filename or "-"
-        data = sys.stdin.buffer.read()
         if not (args.force_exclude and args.stdin_filename and matches_exclude(Path(name), excludes, settings.root)):
-            results.append(check_bytes(data, name, _per_file_codes(name, codes, settings)))
+            try:
+                results.append(check_bytes(read_stdin(), name, _per_file_codes(name, codes, settings)))
+            except CannotCheck as error:
+                results.append(FileResult(name, [], file_error(name, error)))
         paths = [path for path in paths if path != "-"]
 
     if paths:
@@ -174,6 +183,32 @@ def run_check(argv: Sequence[str]) -> int:
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _fix_stdin(args: argparse.Namespace, name: str, codes: frozenset[str]) -> int:
+    """``--fix -`` prints the fixed source (the original where it cannot be fixed), as ruff does;
+    ``--diff -`` prints the diff. Remaining findings and errors go to stderr."""
+    from torchcopy_lint.fixes.apply import fix_source
+
+    try:
+        data = read_stdin()
+    except CannotCheck as error:
+        print(file_error(name, error), file=sys.stderr)
+        return EXIT_ERROR
+    result, fixed = fix_source(data, name, codes, args.unsafe_fixes)
+    if args.diff:
+        sys.stdout.write(result.diff)
+    else:
+        sys.stdout.buffer.write(fixed)
+        sys.stdout.flush()
+    if not args.fix_only and not args.diff:
+        sys.stderr.write(FORMATTERS["text"](result.remaining))
+    if result.error is not None:
+        print(result.error, file=sys.stderr)
+        return EXIT_ERROR
+    if args.diff:
+        return EXIT_FINDINGS if result.diff else EXIT_CLEAN
+    return EXIT_FINDINGS if result.remaining and not args.fix_only and not args.exit_zero else EXIT_CLEAN
 
 
 def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError]) -> int:

@@ -323,6 +323,24 @@ def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_fi
     return result
 
 
+def fix_source(data: bytes, name: str, codes: Iterable[str], unsafe: bool) -> tuple[FileFixResult, bytes]:
+    """Fix text that is not a file (standard input): the result, and the bytes to print
+    (the fixed source, or the original where it could not be fixed)."""
+    run = FileRun.from_bytes(data, name, codes, max_file_size=None, keep_bytes=True)
+    try:
+        outcome = fix_run(run, unsafe)
+    except FixFailed as error:
+        return _unfixed(run, name, error.reason), data
+    except CannotCheck as error:
+        return FileFixResult(name, [], error=file_error(name, error)), data
+    except Exception as error:  # noqa: BLE001 - the source must still come back
+        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+            raise
+        return _unfixed(run, name, f"internal error while fixing ({type(error).__name__}: {error})"), data
+    diff = unified_diff(name, outcome.original, outcome.fixed) if outcome.changed else ""
+    return FileFixResult(name, outcome.remaining, outcome.fixed_count, diff), outcome.fixed
+
+
 def _unfixed(run: FileRun | None, name: str, reason: str) -> FileFixResult:
     """Nothing was written: report why, and the file's findings as they stand."""
     try:

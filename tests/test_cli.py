@@ -723,6 +723,28 @@ def test_corrupt_cache_is_ignored(project: Path, capsys: pytest.CaptureFixture[s
     assert code == 1 and "bad.py:3:5: TCL001" in out and err == ""
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        5, "x", None, [], [1, 2], {"a": 1}, ["SIZE", "MTIME", 7], ["SIZE", "MTIME", [{"bad": 1}]],
+        ["SIZE", "MTIME", [{"path": "bad.py", "line": "x", "column": 1, "end_line": 1, "end_column": 2, "code": "TCL001", "name": "n", "message": "m", "fix": None}]],
+    ],
+    ids=["number", "string", "null", "empty", "short", "object", "findings-not-a-list", "finding-of-wrong-keys", "finding-of-wrong-types"],
+)
+def test_wrong_shaped_cache_entry_is_ignored(project: Path, capsys: pytest.CaptureFixture[str], entry: object) -> None:
+    """Valid JSON of the wrong structure made every run an internal error (issue 9, item 8)."""
+    bad = write(project / "bad.py", BAD)
+    cache_dir = project / "cachedir"
+    first = run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py")
+    info = bad.stat()
+    if isinstance(entry, list) and len(entry) == 3:
+        entry = [info.st_size, info.st_mtime_ns, entry[2]]
+    for cache_file in cache_dir.glob("*.json"):
+        cache_file.write_text(json.dumps({str(bad.resolve()): entry}), encoding="utf-8")
+    assert run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py") == first
+    assert run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py") == first  # and it was rewritten
+
+
 def test_files_with_errors_are_not_cached(project: Path, capsys: pytest.CaptureFixture[str], counted: list[Path]) -> None:
     write(project / "broken.py", "import torch\nx.data.add_(1\n")
     cache_dir = project / "cachedir"

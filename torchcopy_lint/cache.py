@@ -76,11 +76,26 @@ class ResultCache:
         return info.st_size, info.st_mtime_ns
 
     def get(self, path: Path) -> list[Finding] | None:
-        entry = self._entries.get(str(absolute(path)))
+        """The cached findings of an unchanged file; None when there are none to trust.
+
+        An entry of the wrong shape (valid JSON someone else wrote) is dropped, never fatal.
+        """
+        key = str(absolute(path))
+        entry = self._entries.get(key)
         stamp = self._stamp(path)
-        if entry is None or stamp is None or tuple(entry[:2]) != stamp:
+        if entry is None or stamp is None:
             return None
-        return [Finding.from_dict(item) for item in entry[2]]  # type: ignore[union-attr]
+        try:
+            size, mtime, items = entry  # type: ignore[misc]
+            if (size, mtime) != stamp:
+                return None
+            if not isinstance(items, list):
+                raise ValueError("findings must be a list")
+            return [Finding.from_dict(item) for item in items]
+        except (TypeError, ValueError):
+            del self._entries[key]
+            self._dirty = True
+            return None
 
     def put(self, path: Path, findings: list[Finding]) -> None:
         stamp = self._stamp(path)

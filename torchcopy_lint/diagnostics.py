@@ -23,8 +23,21 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> "Finding":
-        return cls(**data)  # type: ignore[arg-type]
+    def from_dict(cls, data: object) -> "Finding":
+        """The inverse of :meth:`to_dict`; raises ValueError for anything else (a cache written by someone else)."""
+        if not isinstance(data, dict) or set(data) != _FINDING_FIELDS:
+            raise ValueError(f"not a finding: {data!r:.80}")
+        for name, kind in _FINDING_TYPES.items():
+            value = data[name]
+            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (name == "fix" and value is None):
+                raise ValueError(f"not a finding: {name}={value!r:.40}")
+        return cls(**data)
+
+
+_FINDING_TYPES: dict[str, type] = {
+    "path": str, "line": int, "column": int, "end_line": int, "end_column": int, "code": str, "name": str, "message": str, "fix": str,
+}
+_FINDING_FIELDS = set(_FINDING_TYPES)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_se
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude, relative_to_root
 from torchcopy_lint.engine import check_bytes, file_error
-from torchcopy_lint.source import CannotCheck, read_stdin
+from torchcopy_lint.source import CannotCheck, parse_size, read_stdin
 from torchcopy_lint.parallel import Job, Stopped, check_paths, default_jobs, raise_stopped
 from torchcopy_lint.output import FORMATTERS, statistics, summary
 from torchcopy_lint.registry import all_rules
@@ -38,6 +38,13 @@ def _codes(values: Sequence[str] | None) -> list[str] | None:
     if values is None:
         return None
     return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
+
+
+def _size_argument(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -61,6 +68,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache-dir", type=Path, default=None, help=f"cache location (default: {CACHE_DIR_NAME} next to the config)")
     parser.add_argument("--config", type=Path, default=None, help="pyproject.toml to read instead of searching for one")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("--max-file-size", type=_size_argument, default=None, metavar="SIZE", help="larger files are reported, not checked (default: 4MB; 0: no limit)")
     parser.add_argument("--stdin-filename", default=None, help="the name to report and configure stdin input under")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes, writing files atomically")
     parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
@@ -96,6 +104,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["exclude"] = tuple(args.exclude)
     if args.extend_exclude is not None:
         overrides["extend_exclude"] = settings.extend_exclude + tuple(args.extend_exclude)
+    if args.max_file_size is not None:
+        overrides["max_file_size"] = args.max_file_size
     if overrides:
         settings = replace(settings, **overrides)  # type: ignore[arg-type]
     return settings
@@ -143,12 +153,12 @@ def run_check(argv: Sequence[str]) -> int:
         if len(paths) > 1:
             print("torchcopy-lint: error: --fix/--diff of standard input ('-') prints the fixed source, so it cannot be combined with other paths", file=sys.stderr)
             return EXIT_ERROR
-        return _fix_stdin(args, args.stdin_filename or "-", _per_file_codes(args.stdin_filename or "-", codes, settings))
+        return _fix_stdin(args, args.stdin_filename or "-", _per_file_codes(args.stdin_filename or "-", codes, settings), settings.max_file_size)
     if "-" in paths:
         name = args.stdin_filename or "-"
         if not (args.force_exclude and args.stdin_filename and matches_exclude(Path(name), excludes, settings.root)):
             try:
-                results.append(check_bytes(read_stdin(), name, _per_file_codes(name, codes, settings)))
+                results.append(check_bytes(read_stdin(), name, _per_file_codes(name, codes, settings), max_file_size=settings.max_file_size))
             except CannotCheck as error:
                 results.append(FileResult(name, [], file_error(name, error)))
         paths = [path for path in paths if path != "-"]
@@ -156,7 +166,7 @@ def run_check(argv: Sequence[str]) -> int:
     if paths:
         found = discover(paths, excludes, settings.root, force_exclude=args.force_exclude)
         errors.extend(found.errors)
-        jobs = [Job(path, _per_file_codes(str(path), codes, settings)) for path in found.files]
+        jobs = [Job(path, _per_file_codes(str(path), codes, settings), settings.max_file_size) for path in found.files]
         if args.fix or args.fix_only or args.diff:
             return _run_fixes(args, jobs, errors)
         cache = None
@@ -185,7 +195,7 @@ def run_check(argv: Sequence[str]) -> int:
     return EXIT_CLEAN
 
 
-def _fix_stdin(args: argparse.Namespace, name: str, codes: frozenset[str]) -> int:
+def _fix_stdin(args: argparse.Namespace, name: str, codes: frozenset[str], max_file_size: int) -> int:
     """``--fix -`` prints the fixed source (the original where it cannot be fixed), as ruff does;
     ``--diff -`` prints the diff. Remaining findings and errors go to stderr."""
     from torchcopy_lint.fixes.apply import fix_source
@@ -195,7 +205,7 @@ def _fix_stdin(args: argparse.Namespace, name: str, codes: frozenset[str]) -> in
     except CannotCheck as error:
         print(file_error(name, error), file=sys.stderr)
         return EXIT_ERROR
-    result, fixed = fix_source(data, name, codes, args.unsafe_fixes)
+    result, fixed = fix_source(data, name, codes, args.unsafe_fixes, max_file_size)
     if args.diff:
         sys.stdout.write(result.diff)
     else:

@@ -9,6 +9,7 @@ Command-line flags override the file. Keys (all optional)::
     exclude = ["generated/*"]    # replaces the built-in exclude list's extra part
     extend-exclude = ["legacy/"]
     per-file-ignores = { "tests/*" = ["TCL004"] }
+    max-file-size = "4MB"        # larger files are reported as too large, not checked (0: no limit)
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, parse_size
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10
     import tomli as tomllib
 
 TABLE = "torchcopy-lint"
-KNOWN_KEYS = frozenset({"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores"})
+KNOWN_KEYS = frozenset({"select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "max-file-size"})
 
 
 class ConfigError(ValueError):
@@ -39,6 +42,7 @@ class Settings:
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0 = no limit
     root: Path = field(default_factory=Path.cwd)  # where relative patterns start
     source: Path | None = None  # the pyproject.toml read, if any
 
@@ -76,6 +80,13 @@ def _strings(value: object, key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _size(value: object, path: Path) -> int:
+    try:
+        return parse_size(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{path}: [tool.{TABLE}] max-file-size: {error}") from None
+
+
 def load_settings(path: Path) -> Settings:
     """Read ``[tool.torchcopy-lint]`` from ``path``."""
     try:
@@ -101,6 +112,7 @@ def load_settings(path: Path) -> Settings:
         exclude=_strings(table.get("exclude", []), "exclude", path),
         extend_exclude=_strings(table.get("extend-exclude", []), "extend-exclude", path),
         per_file_ignores=tuple((pattern, _strings(codes, f"per-file-ignores[{pattern!r}]", path)) for pattern, codes in per_file.items()),
+        max_file_size=_size(table.get("max-file-size", DEFAULT_MAX_FILE_SIZE), path),
         root=path.parent.resolve(),
         source=path,
     )

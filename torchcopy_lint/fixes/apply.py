@@ -323,10 +323,10 @@ def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_fi
     return result
 
 
-def fix_source(data: bytes, name: str, codes: Iterable[str], unsafe: bool) -> tuple[FileFixResult, bytes]:
+def fix_source(data: bytes, name: str, codes: Iterable[str], unsafe: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> tuple[FileFixResult, bytes]:
     """Fix text that is not a file (standard input): the result, and the bytes to print
     (the fixed source, or the original where it could not be fixed)."""
-    run = FileRun.from_bytes(data, name, codes, max_file_size=None, keep_bytes=True)
+    run = FileRun.from_bytes(data, name, codes, max_file_size=max_file_size, keep_bytes=True)
     try:
         outcome = fix_run(run, unsafe)
     except FixFailed as error:

@@ -1,6 +1,6 @@
 """Skip unchanged files: results keyed by path, size, mtime and settings.
 
-One JSON file per (tool version and code, enabled rules) under the cache directory,
+One JSON file per (tool version and code, LibCST version, settings) under the cache directory,
 mapping a file's absolute path to its size, modification time and findings.
 An unchanged file is not even read on a warm run. The cache is written
 atomically (temporary file + rename) so a killed run cannot corrupt it; a
@@ -53,9 +53,19 @@ def implementation_stamp() -> str:
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
 
 
+def _libcst_version() -> str:
+    """A new LibCST may parse (and so report) differently: its results are not reused."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class ResultCache:
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
-        digest = hashlib.sha256("\0".join([__version__, implementation_stamp(), *key_parts]).encode()).hexdigest()[:16]
+        digest = hashlib.sha256("\0".join([__version__, implementation_stamp(), _libcst_version(), *key_parts]).encode()).hexdigest()[:16]
         self.path = directory / f"{digest}.json"
         self._directory = directory
         self._entries: dict[str, list[object]] = {}

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -145,21 +145,29 @@ def map_parallel(function: Callable[[T], R], items: Sequence[T], workers: int) -
     return [function(item) for item in items]
 
 
-def check_paths(jobs_list: Sequence[Job], workers: int, cache: ResultCache | None = None) -> list[FileResult]:
-    """Check every job, in parallel when it pays off, reusing cached results."""
+def check_paths(jobs_list: Sequence[Job], workers: int, caches: Sequence[ResultCache | None] | None = None) -> list[FileResult]:
+    """Check every job, in parallel when it pays off, reusing cached results.
+
+    ``caches[i]`` is job i's cache (None: not cached). A cached finding is
+    reported under the path this run named, whatever path stored it.
+    """
+    cache_of = list(caches) if caches is not None else [None] * len(jobs_list)
     results: list[FileResult | None] = [None] * len(jobs_list)
     pending: list[int] = []
     for index, job in enumerate(jobs_list):
+        cache = cache_of[index]
         cached = cache.get(job.path) if cache is not None else None
         if cached is not None:
-            results[index] = FileResult(str(job.path), cached, cached=True)
+            name = str(job.path)
+            results[index] = FileResult(name, [replace(finding, path=name) for finding in cached], cached=True)
         else:
             pending.append(index)
     fresh = map_parallel(_run_job, [jobs_list[index] for index in pending], workers)
     for index, result in zip(pending, fresh):
         results[index] = result
+        cache = cache_of[index]
         if cache is not None and result.error is None:
             cache.put(jobs_list[index].path, result.findings)
-    if cache is not None:
+    for cache in {id(cache): cache for cache in cache_of if cache is not None}.values():
         cache.save()
     return [result for result in results if result is not None]

@@ -9,28 +9,8 @@ import pytest
 
 from torchcopy_lint import cache as cache_module
 from torchcopy_lint.cache import ResultCache
+from test_cli import BAD, configure, project, write  # noqa: F401 - project is a fixture
 from torchcopy_lint.cli import main
-
-BAD = "import torch\nfor p in model.parameters():\n    p.data.add_(1)\n"
-
-
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def configure(folder: Path, body: str) -> None:
-    write(folder / "pyproject.toml", f"[tool.torchcopy-lint]\n{body}\n")
-
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:
     code = main(["-j", "1", "-q", *args])

@@ -145,6 +145,24 @@ def test_gitignore_above_the_walked_folder_applies(project: Path, capsys: pytest
     assert run(capsys, "--show-files", "src")[1] == ["src/ok.py"]
 
 
+def test_a_folder_named_explicitly_is_walked_though_a_gitignore_above_excludes_it(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pyenv's checkout ignores /versions: `torchcopy-lint ~/.pyenv/versions/.../torch` checked nothing."""
+    make_repository(project)
+    write(project / ".gitignore", "/versions\n")
+    write(project / "versions" / "lib" / ".gitignore", "skip.py\n")
+    for name in ("a.py", "sub/b.py", "skip.py"):
+        write(project / "versions" / "lib" / name, "")
+    assert run(capsys, "--show-files", "versions/lib")[1] == ["versions/lib/a.py", "versions/lib/sub/b.py"]
+    assert run(capsys, "--show-files", ".")[1] == []
+
+
+def test_no_files_found_is_a_warning_not_all_clear(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(project / "notes.txt", "")
+    code, out, err = run(capsys, "--no-cache", ".")
+    assert code == 0 and out == []
+    assert err == ["torchcopy-lint: warning: no Python files found under the given paths (see --show-files; excluded and git-ignored files are skipped)"]
+
+
 def test_gitignore_outside_a_repository_is_not_read_but_ignore_is(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(project / ".gitignore", "a.py\n")
     write(project / ".ignore", "b.py\n")

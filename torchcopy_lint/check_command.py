@@ -112,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     for path in found.files if found is not None else []:
         settings, codes = selection.for_file(path)
         jobs.append(Job(path, codes, settings.max_file_size))
+    if found is not None and not found.files and not found.errors:
+        _warn("no Python files found under the given paths (see --show-files; excluded and git-ignored files are skipped)")
     if args.show_files:
         return show_files(jobs, errors)
     if fixing:

@@ -65,10 +65,12 @@ class IgnoreFiles:
     ``.gitignore`` counts inside a git repository only (with ``.git/info/exclude``
     at its root), ``.ignore`` everywhere; files in deeper folders win over
     shallower ones, and ``.ignore`` over ``.gitignore`` in the same folder.
-    Each folder's files are read once.
+    Each folder's files are read once. With ``floor``, ignore files above that
+    folder are not read (a folder named on the command line that they exclude).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, floor: Path | None = None) -> None:
+        self.floor = lexical_absolute(floor) if floor is not None else None
         self._repository: dict[Path, Path | None] = {}
         self._layers: dict[Path, tuple[PathPatterns, ...]] = {}
 
@@ -94,7 +96,7 @@ class IgnoreFiles:
         """The ignore files that apply inside ``folder``, shallowest first."""
         found = self._layers.get(folder)
         if found is None:
-            above = self.layers(folder.parent) if folder.parent != folder else ()
+            above = self.layers(folder.parent) if folder.parent != folder and folder != self.floor else ()
             own = self._own(folder)
             found = self._layers[folder] = (*above, own) if own is not None else above
         return found
@@ -122,7 +124,7 @@ def discover(paths: Iterable[str], settings_for: Callable[[Path], Settings], for
     files: list[Path] = []
     errors: list[FileError] = []
     seen: set[str] = set()
-    ignore_files = IgnoreFiles()
+    top_ignores = ignore_files = IgnoreFiles()
 
     def add(path: Path) -> None:
         key = os.path.normpath(str(path))
@@ -139,7 +141,7 @@ def discover(paths: Iterable[str], settings_for: Callable[[Path], Settings], for
     def skipped(path: Path, settings: Settings, is_dir: bool) -> bool:
         if settings.excluded.matches(path, is_dir=is_dir):
             return True
-        return settings.respect_gitignore and ignore_files.ignored(path, is_dir=is_dir)
+        return settings.respect_gitignore and ignore_files.ignored(path, is_dir=is_dir)  # the current walk's
 
     for raw in paths:
         path = Path(raw)
@@ -154,6 +156,9 @@ def discover(paths: Iterable[str], settings_for: Callable[[Path], Settings], for
         if not is_dir:
             add(path)
             continue
+        # A folder named explicitly is walked even where an ignore file above it excludes
+        # it (`torchcopy-lint ~/.pyenv/versions/...`); what is inside still counts.
+        ignore_files = IgnoreFiles(floor=path) if top_ignores.ignored(path, is_dir=True) else top_ignores
         for directory, subdirs, names in os.walk(path, onerror=lambda e: fail(e.filename or raw, e)):
             current = Path(directory)
             settings = settings_for(current)

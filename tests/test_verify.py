@@ -129,9 +129,10 @@ AUTOFIX_SCENARIOS: dict[str, tuple[str, str]] = {
         PRELUDE + "if False: t.data.zero_()  # TCL001\n" + UNTRACKED,
         CLEAN + 'observed(hazard=False, evidence="fine")\n',
     ),
-    # `t.data = v` -> `t.copy_(v)` is an unsafe fix: applied only for a rule with `fix: unsafe`
+    # `t.data = v` -> `t.copy_(v)` is an unsafe fix (where v keeps t's layout): applied only for
+    # a rule with `fix: unsafe`
     "autofix-rebinding": (
-        CLEAN + "t.data = torch.ones(2)  # TCL001\n" + UNTRACKED,
+        CLEAN + "t.data = t.data * 0 + 1  # TCL001\n" + UNTRACKED,
         CLEAN + 'observed(hazard=False, evidence="fine")\n',
     ),
 }
@@ -398,7 +399,7 @@ def test_autofix_scenarios(tmp_path: Path) -> None:
 
     code, cell, pairs = results["unsafe"]
     assert (code, cell.verdict, cell.autofix.status) == (0, "confirmed", "proven"), cell.evidence
-    assert "t.copy_(torch.ones(2))" in (pairs["autofix-rebinding"].autofix.view.source or "")
+    assert "t.copy_(t.data * 0 + 1)" in (pairs["autofix-rebinding"].autofix.view.source or "")
     assert "--fix --unsafe-fixes made 1 change(s)" in cell.autofix.evidence
 
     # the reports: a column in text and markdown, a key in json; an unavailable device: skipped

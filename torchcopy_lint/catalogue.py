@@ -22,6 +22,7 @@ has no runtime claim: its front matter says ``claim: none (why)``, it carries no
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -82,6 +83,23 @@ class RuleSpec:
     def has_claim(self) -> bool:
         return self.no_claim is None
 
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The ``{names}`` the message needs (checked by :meth:`format_message`)."""
+        return message_placeholders(self.message, self.path)
+
+    def format_message(self, details: dict[str, str]) -> str:
+        """The message with its placeholders filled; a missing or unknown one is a bug in
+        the checker, not something to print to a user."""
+        wanted = self.placeholders
+        missing, unknown = wanted - details.keys(), details.keys() - wanted
+        if missing or unknown:
+            raise CatalogueError(
+                f"{self.code}: report() got {sorted(details)}; the message in {self.path.name} needs {sorted(wanted)}"
+                + (f" (missing {sorted(missing)})" if missing else "") + (f" (unknown {sorted(unknown)})" if unknown else "")
+            )
+        return self.message.format_map(details)
+
     def examples_of(self, kind: str) -> list[Example]:
         return [example for example in self.examples if example.kind == kind]
 
@@ -91,6 +109,22 @@ class RuleSpec:
         page = _split_front_matter(self.text, self.path)[1]
         page = page.split(f"\n## {TEST_CASES_SECTION}", 1)[0]
         return page.strip() + "\n"
+
+
+def message_placeholders(message: str, path: Path | None = None) -> frozenset[str]:
+    """The named fields of a message template; positional or formatted fields are refused."""
+    names = set()
+    try:
+        parsed = list(string.Formatter().parse(message))
+    except ValueError as error:
+        raise CatalogueError(f"{path}: message is not a valid template: {error}") from None
+    for _text, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise CatalogueError(f"{path}: message placeholder {{{name}}} must be a plain name")
+        names.add(name)
+    return frozenset(names)
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
@@ -120,6 +154,7 @@ def parse_rule_file(path: Path) -> RuleSpec:
     meta["fix"] = (meta.get("fix") or "none").split()[0]  # "none yet" reads as "none"
     if meta["fix"] not in FIX_CLASSES:
         raise CatalogueError(f"{path}: 'fix' must be one of {', '.join(FIX_CLASSES)}")
+    message_placeholders(meta["message"], path)  # a malformed template is refused when the catalogue loads
     no_claim = None
     if "claim" in meta:
         match = _NO_CLAIM.match(meta["claim"])

@@ -49,15 +49,16 @@ def rules_for(codes: Iterable[str]) -> list[Rule]:
 
 
 def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext:
-    """Run the shared analyses and the rules' checkers over ``module`` in one walk."""
-    ctx = FileContext(path, module)
-    checkers = [rule.checker(ctx, rule.spec) for rule in rules]
-    walker = Walker([*ctx.participants, *checkers])
-    ctx.walker = walker
+    """Build the semantic model (one walk), then run the rules' checkers (a second walk)."""
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        walker.walk(module)
+        ctx = FileContext(path, module)  # pass 1: the semantic model
+        checkers = [rule.checker(ctx, rule.spec) for rule in rules]
+        walker = Walker([*ctx.participants, *checkers])
+        ctx.walker = walker
+        walker.walk(module)  # pass 2: the checkers
+        ctx.run_deferred()
     except RecursionError:
         raise CannotCheck("too deeply nested to analyse") from None
     return ctx

@@ -24,7 +24,7 @@ def train(model: nn.Module, batches, epochs: int = 3):
             optimizer.step()
             total_loss += loss  # keeps every step's graph alive
 
-        epoch_losses.append(total_loss)
+        epoch_losses.append(total_loss)  # and keeps each epoch's chain of graphs
         if total_loss < best_loss:
             best_loss = total_loss
             best_state = model.state_dict()  # aliases the live weights: changes with every step

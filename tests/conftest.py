@@ -48,6 +48,24 @@ def probe(source: str, query: "Callable[[FileContext, cst.BaseExpression], objec
     return answers
 
 
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty directory, made the current one, with no configuration above it that matters."""
+    root = tmp_path / "project"
+    root.mkdir()
+    monkeypatch.chdir(root)
+    return root
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The command line, in-process: (exit status, stdout, stderr)."""
+    from torchcopy_lint.cli import main
+
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
 def cli_env() -> dict[str, str]:
     """Environment for running the CLI as a subprocess from the source tree."""
     env = dict(os.environ)

@@ -28,7 +28,8 @@ def test_spec_is_complete(code: str) -> None:
     spec = SPECS[code]
     for section in REQUIRED_SECTIONS:
         assert section in spec.sections, f"{spec.path}: missing section '## {section}'"
-    for kind in ("flagged", "fixed", "claim", "claim-fixed"):
+    kinds = ("flagged", "fixed", "claim", "claim-fixed") if spec.has_claim else ("flagged", "fixed")
+    for kind in kinds:
         assert spec.examples_of(kind), f"{spec.path}: needs at least one 'python {kind}' block"
     assert re.fullmatch(r"TCL\d{3}", spec.code)
     assert spec.default == spec.code.startswith("TCL0"), "TCL0xx rules are on by default, TCL1xx opt-in"
@@ -54,3 +55,37 @@ def test_examples_are_clean_for_other_default_rules(case: tuple) -> None:
     findings = lint_source(example.source, "example.py", others)
     unexpected = [(f.line, f.code) for f in findings if f.line not in example.marked_lines(f.code)]
     assert unexpected == []
+
+
+# -- the message contract ------------------------------------------------------------------
+FLAGGED = [(code, index, example) for code, index, example in CASES if example.kind in ("flagged", "claim")]
+
+
+@pytest.mark.parametrize("case", FLAGGED, ids=[_id(c) for c in FLAGGED])
+def test_messages_have_every_placeholder_filled(case: tuple) -> None:
+    """No ``{name}`` left in a message (quoted code may hold braces: ``{**sd}``, ``{k: v ...}``)."""
+    code, _index, example = case
+    for finding in lint_source(example.source, "example.py", {code}):
+        assert not re.search(r"\{[A-Za-z_][A-Za-z0-9_]*\}", finding.message), finding.message
+
+
+def test_report_rejects_missing_and_unknown_placeholders() -> None:
+    from torchcopy_lint.catalogue import CatalogueError
+
+    spec = SPECS["TCL004"]
+    details = {name: "x" for name in spec.placeholders}
+    assert "{" not in spec.format_message(details)
+    with pytest.raises(CatalogueError, match="missing"):
+        spec.format_message({name: "x" for name in sorted(spec.placeholders)[1:]})
+    with pytest.raises(CatalogueError, match="unknown"):
+        spec.format_message({**details, "tagret": "x"})
+
+
+def test_a_malformed_message_template_is_refused_when_the_catalogue_loads(tmp_path) -> None:
+    from torchcopy_lint.catalogue import CatalogueError, parse_rule_file
+
+    source = SPECS["TCL004"].path.read_text(encoding="utf-8")
+    broken = tmp_path / SPECS["TCL004"].path.name
+    broken.write_text(source.replace("message: `{snapshot}`", "message: `{snapshot!r:>3}`", 1), encoding="utf-8")
+    with pytest.raises(CatalogueError, match="placeholder"):
+        parse_rule_file(broken)

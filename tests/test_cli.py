@@ -29,15 +29,6 @@ MESSAGE = 'in-place write through `.data` is invisible to autograd; use "with to
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>TCL\d{3}) (?P<message>.+)$")
 
 
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty directory, made the current one, with no configuration above it that matters."""
-    root = tmp_path / "project"
-    root.mkdir()
-    monkeypatch.chdir(root)
-    return root
-
-
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
@@ -158,6 +149,8 @@ def test_json_format(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
             "name": "data-mutation",
             "message": MESSAGE,
             "fix": "safe",
+            "cell": None,
+            "url": "https://github.com/torchcopy-lint/torchcopy-lint/blob/main/rules/TCL001-data-mutation.md",
         }
     ]
 
@@ -181,10 +174,10 @@ def test_github_format_escapes_properties_and_data(project: Path, capsys: pytest
 
 def test_github_format_escapes_newlines_in_the_message() -> None:
     from torchcopy_lint.diagnostics import Finding
-    from torchcopy_lint.output import format_github
+    from torchcopy_lint.output import Report, render
 
     finding = Finding("a,b:c.py", 1, 1, 2, 3, "TCL001", "data-mutation", "50% done\r\nnext: a, b")
-    assert format_github([finding]) == (
+    assert render("github", Report([finding])) == (
         "::warning file=a%2Cb%3Ac.py,line=1,col=1,endLine=2,endColumn=3,title=TCL001 data-mutation::TCL001 50%25 done%0D%0Anext: a, b\n"
     )
 

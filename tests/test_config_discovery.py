@@ -9,7 +9,7 @@ import pytest
 
 from torchcopy_lint import cache as cache_module
 from torchcopy_lint.cache import ResultCache
-from test_cli import BAD, configure, project, write  # noqa: F401 - project is a fixture
+from test_cli import BAD, configure, write
 from torchcopy_lint.cli import main
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], list[str]]:

@@ -15,7 +15,7 @@ def _codes(name: str) -> list[str]:
 
 
 def test_buggy_example_shows_the_hazards() -> None:
-    assert _codes("train_snapshot_bugs.py") == ["TCL003", "TCL009", "TCL004", "TCL001"]
+    assert _codes("train_snapshot_bugs.py") == ["TCL003", "TCL009", "TCL009", "TCL004", "TCL001"]
 
 
 def test_fixed_example_is_clean() -> None:

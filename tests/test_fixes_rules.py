@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from torchcopy_lint.engine import lint_source
 from torchcopy_lint.fixes.apply import fix_bytes
 
 
@@ -221,7 +222,7 @@ def test_tcl101_known_tensors_safe_guessed_ones_unsafe() -> None:
             for m in model.modules():
                 nn.init.xavier_uniform_(m.weight.detach())
             b = (x * 2).detach()[0]
-            c = x.detach().detach()
+            c = x.detach()
             loss = criterion(model(x), x)
             d = loss.data
             e = param.data.cpu()
@@ -524,3 +525,40 @@ def test_overlapping_fixes_of_different_rules_settle_in_passes() -> None:
                 w.copy_(t.detach().clone() + th.tensor([1, 2], dtype=th.float32))
         """
     )
+
+
+def test_tcl101_data_then_detach_is_not_detached_twice() -> None:
+    check(
+        "TCL101",
+        """\
+        import torch
+
+        def copies(param_q: torch.Tensor):
+            a = param_q.data.detach().clone()
+            return a, param_q.data.clone()
+        """,
+        """\
+        import torch
+
+        def copies(param_q: torch.Tensor):
+            a = param_q.detach().clone()
+            return a, param_q.detach().clone()
+        """,
+    )
+
+
+def test_tcl001_rebinding_is_fixed_only_where_the_layout_is_kept() -> None:
+    source = """\
+    import torch
+
+    def step(p: torch.nn.Parameter, q):
+        p.data = p.data * 0.9 + 0.1
+        p.data = p.data.to(torch.float16)
+        p.data = q
+    """
+    fixed = fix(source, "TCL001", unsafe=True)
+    assert "p.copy_(p.data * 0.9 + 0.1)" in fixed
+    assert "p.data = p.data.to(torch.float16)" in fixed and "p.data = q" in fixed
+    messages = [f.message for f in lint_source(textwrap.dedent(source), "s.py", {"TCL001"})]
+    assert "torch.utils.swap_tensors(p, torch.nn.Parameter(...))" in messages[1]
+

@@ -6,9 +6,11 @@ The package must be installed (``pip install -e .``) for flake8 to find the
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -181,10 +183,11 @@ def test_bom_crlf_and_parallel_jobs(work: Path) -> None:
 @pytest.mark.integration
 @needs_plugin
 @pytest.mark.skipif(not OPT_IN, reason="the catalogue has no opt-in rule yet")
-def test_opt_in_codes_are_off_unless_extend_selected(work: Path) -> None:
+def test_opt_in_codes_are_off_unless_named(work: Path) -> None:
     for code in OPT_IN:
         example = all_rules()[code].spec.examples_of("flagged")[0].source
         (work / f"{code}.py").write_text(example, encoding="utf-8")
+    (work / "default.py").write_text(BAD, encoding="utf-8")
     result = flake8(work, ".")
     assert not any(f": {code}" in result.stdout for code in OPT_IN), result.stdout
     result = flake8(work, "--extend-select", ",".join(OPT_IN), ".")
@@ -193,10 +196,79 @@ def test_opt_in_codes_are_off_unless_extend_selected(work: Path) -> None:
     result = flake8(work, "--extend-select", "TCL1", ".")
     for code in OPT_IN:
         assert f": {code} " in result.stdout, code
-    # The pitfall the README documents: a plain `ignore =` replaces the default ignore list.
+    # `select = TCL` names the plugin, not its opt-in rules: the default rules only.
+    result = flake8(work, "--select", "TCL", ".")
+    assert ": TCL0" in result.stdout
+    assert not any(f": {code}" in result.stdout for code in OPT_IN), result.stdout
+    result = flake8(work, "--select", f"TCL,{OPT_IN[0]}", ".")
+    assert [code for code in OPT_IN if f": {code} " in result.stdout] == [OPT_IN[0]]
+    # flake8's pitfall, closed: a plain `ignore =` replaces flake8's default-ignore list,
+    # but the plugin still runs opt-in rules only when a selector names them.
     (work / ".flake8").write_text("[flake8]\nignore = E501\n", encoding="utf-8")
     result = flake8(work, ".")
-    assert any(f": {code} " in result.stdout for code in OPT_IN)
+    assert ": TCL0" in result.stdout
+    assert not any(f": {code}" in result.stdout for code in OPT_IN), result.stdout
+    (work / ".flake8").write_text("[flake8]\nselect = TCL\nextend-select = TCL1\n", encoding="utf-8")
+    result = flake8(work, ".")
+    for code in OPT_IN:
+        assert f": {code} " in result.stdout, code
+
+
+INJECT_PARSE_FAILURE = """
+import torchcopy_lint.engine as engine
+
+_parse = engine.parse_cst
+
+
+def parse_cst(source):
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    if "LIBCST_REJECTS_THIS" in text:
+        raise engine.CannotCheck("syntax error at line 2, column 1: rejected by LibCST")
+    return _parse(source)
+
+
+engine.parse_cst = parse_cst
+"""
+
+
+@pytest.mark.integration
+@needs_plugin
+def test_a_file_the_plugin_cannot_check_is_reported_as_tcl000(work: Path, tmp_path: Path) -> None:
+    """flake8 only hands over files ``ast`` accepts, and no such file that LibCST rejects is
+    known (code nested deeply enough for the linter to refuse also crashes pyflakes and
+    flake8's own ast step), so a sitecustomize makes LibCST's parse fail for one file."""
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(INJECT_PARSE_FAILURE, encoding="utf-8")
+    (work / "rejected.py").write_text(BAD + "# LIBCST_REJECTS_THIS\n", encoding="utf-8")
+    (work / "bad.py").write_text(BAD, encoding="utf-8")
+    env = cli_env()
+    env["PYTHONPATH"] = str(inject) + os.pathsep + env["PYTHONPATH"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([PYTHON, "-m", "flake8", *args], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+
+    result = run("--select", "TCL", "-j", "2", "rejected.py", "bad.py")
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
+    assert result.stdout.splitlines() == [
+        'bad.py:3:5: TCL001 in-place write through `.data` is invisible to autograd; use "with torch.no_grad(): p.add_(...)"',
+        "rejected.py:1:1: TCL000 cannot check: syntax error at line 2, column 1: rejected by LibCST",
+    ]
+    result = run("--select", "TCL", "--extend-ignore", "TCL000", "rejected.py")
+    assert (result.returncode, result.stdout) == (0, "")
+    result = run("--select", "TCL001", "rejected.py")  # TCL000 not selected: not shown
+    assert (result.returncode, result.stdout) == (0, "")
+
+
+@pytest.mark.integration
+@needs_plugin
+def test_file_level_noqa(work: Path) -> None:
+    (work / "all.py").write_text("# torchcopy-lint: noqa\n" + BAD, encoding="utf-8")
+    (work / "some.py").write_text("# torchcopy-lint: noqa: TCL001\n" + BAD + "x = torch.Tensor(3)\n", encoding="utf-8")
+    result = flake8(work, "--select", "TCL", "all.py", "some.py")
+    assert [line.split(" ")[0:2] for line in result.stdout.splitlines()] == [["some.py:5:5:", "TCL006"]]
+    result = flake8(work, "--select", "TCL", "--disable-noqa", "all.py")
+    assert codes_in(result.stdout, "TCL001")
 
 
 # -- the adapter, in-process ----------------------------------------------------------
@@ -217,24 +289,74 @@ def test_plugin_reports_noqa_lines_for_flake8_to_filter() -> None:
     assert [item[:2] for item in run_plugin("import torch\np.data.add_(1)  # noqa: TCL001\n") if item[2].startswith("TCL001")] == [(2, 0)]
 
 
-def test_plugin_runs_opt_in_rules_too() -> None:
+@pytest.fixture()
+def flake8_options(monkeypatch: pytest.MonkeyPatch, work: Path) -> Callable[..., frozenset[str]]:
+    """Parse a flake8 command line with flake8's own option parsing (which calls the
+    plugin's parse_options) in a directory without configuration; the plugin's class
+    state is restored afterwards."""
+    from flake8.options.parse_args import parse_args
+
+    monkeypatch.chdir(work)
+    for name in ("codes", "report_cannot_check", "apply_file_noqa"):
+        monkeypatch.setattr(TorchCopyLintPlugin, name, getattr(TorchCopyLintPlugin, name))
+
+    def parse(*argv: str) -> frozenset[str]:
+        parse_args([*argv, "x.py"])
+        assert TorchCopyLintPlugin.codes is not None
+        return TorchCopyLintPlugin.codes
+
+    return parse
+
+
+DEFAULT = frozenset(code for code, rule in all_rules().items() if rule.spec.default)
+
+
+@needs_plugin
+def test_the_plugin_runs_only_what_flake8_will_report(flake8_options: Callable[..., frozenset[str]]) -> None:
+    assert flake8_options() == DEFAULT
+    assert flake8_options("--select", "TCL") == DEFAULT
+    assert flake8_options("--select", "E,F") == frozenset()
+    assert flake8_options("--select", "TCL001") == {"TCL001"}
+    assert flake8_options("--extend-ignore", "TCL00") == {code for code in DEFAULT if not code.startswith("TCL00")}
+    assert flake8_options("--extend-select", "TCL1") == DEFAULT | set(OPT_IN)
+    assert flake8_options("--ignore", "E501") == DEFAULT  # the default-ignore list replaced: still no opt-in rule
+    assert flake8_options("--select", "TCL1") == set(OPT_IN)
+
+
+@needs_plugin
+def test_plugin_runs_opt_in_rules_once_selected(flake8_options: Callable[..., frozenset[str]]) -> None:
+    flake8_options("--extend-select", "TCL1")
     for code in OPT_IN:
         example = all_rules()[code].spec.examples_of("flagged")[0]
         found = {line for line, _, text in run_plugin(example.source) if text.startswith(code + " ")}
         assert found == set(example.marked_lines(code)), code
 
 
-def test_plugin_swallows_every_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outside_flake8_the_plugin_runs_the_default_rules() -> None:
+    example = all_rules()[OPT_IN[0]].spec.examples_of("flagged")[0] if OPT_IN else None
+    assert run_plugin(BAD)[0][2].startswith("TCL001 ")
+    if example is not None:
+        assert not [text for _, _, text in run_plugin(example.source) if text.startswith(OPT_IN[0])]
+
+
+def test_plugin_reports_an_internal_error_as_tcl000(monkeypatch: pytest.MonkeyPatch) -> None:
     def explode(*args: object, **kwargs: object) -> list[object]:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(engine, "lint_source", explode)
-    assert run_plugin(BAD) == []
+    assert run_plugin(BAD) == [(1, 0, "TCL000 cannot check: internal error (RuntimeError: boom); please report it")]
 
 
-def test_plugin_yields_nothing_where_libcst_cannot_parse() -> None:
-    assert run_plugin("import torch\np.data.add_(1\n") == []
-    assert run_plugin("import torch\nx = " + "(" * 300 + ")" * 300 + "\np.data.add_(1)\n") == []
+def test_plugin_reports_what_libcst_cannot_parse_as_tcl000(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (flake8 itself never passes a file ast rejects: it reports E999 instead.)
+    ((line, column, text),) = run_plugin("import torch\np.data.add_(1\n")
+    assert (line, column) == (1, 0) and text.startswith("TCL000 cannot check: syntax error")
+
+    def rejects(source: object) -> object:
+        raise engine.CannotCheck("syntax error at line 2, column 1: rejected by LibCST")
+
+    monkeypatch.setattr(engine, "parse_cst", rejects)
+    assert run_plugin(BAD) == [(1, 0, "TCL000 cannot check: syntax error at line 2, column 1: rejected by LibCST")]
 
 
 def test_plugin_parameters_make_it_a_tree_plugin() -> None:

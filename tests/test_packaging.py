@@ -6,10 +6,13 @@ virtual environment serve every test in the module.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
@@ -81,6 +84,9 @@ def test_wheel_contents(wheel: Path) -> None:
     for rule_file in (REPO / "rules").glob("TCL*.md"):
         assert f"torchcopy_lint/rules/{rule_file.name}" in names
     assert "torchcopy_lint/flake8_plugin.py" in names
+    assert "torchcopy_lint/py.typed" in names  # PEP 561: the package ships its type hints
+    assert f"{dist_info}/licenses/LICENSE" in names
+    assert "MIT License" in archive_text(wheel, f"{dist_info}/licenses/LICENSE")
     assert not any(name.startswith(("tests/", "docs/", "rules/")) or "__pycache__" in name for name in names)
     assert "torchcopy-lint = torchcopy_lint.cli:main" in entry_points
     assert "TCL = torchcopy_lint.flake8_plugin:TorchCopyLintPlugin" in entry_points
@@ -88,6 +94,81 @@ def test_wheel_contents(wheel: Path) -> None:
     assert any(line.startswith("Requires-Dist: libcst") for line in requires)
     torch_requirements = [line for line in requires if "torch" in line.split(";")[0]]
     assert torch_requirements and all("extra ==" in line for line in torch_requirements), "torch must be an extra only"
+    assert any(line.startswith("Requires-Dist: pygls") and "extra == 'server'" in line for line in requires), "the server is an extra"
+
+
+def archive_text(wheel: Path, name: str) -> str:
+    with zipfile.ZipFile(wheel) as archive:
+        return archive.read(name).decode()
+
+
+def test_wheel_metadata(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        dist_info = next(name.split("/")[0] for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+        metadata = archive.read(f"{dist_info}/METADATA").decode()
+    headers = [line for line in metadata.split("\n\n", 1)[0].splitlines()]
+    assert "License-Expression: MIT" in headers
+    assert "License-File: LICENSE" in headers
+    assert "Requires-Python: >=3.10" in headers
+    urls = dict(line.removeprefix("Project-URL: ").split(", ", 1) for line in headers if line.startswith("Project-URL: "))
+    assert {"Homepage", "Repository", "Issues", "Documentation"} <= set(urls)
+    assert all(url.startswith("https://") for url in urls.values())
+    classifiers = [line.removeprefix("Classifier: ") for line in headers if line.startswith("Classifier: ")]
+    assert any(c.startswith("Development Status :: ") for c in classifiers)
+    assert {f"Programming Language :: Python :: 3.{minor}" for minor in (10, 11, 12, 13)} <= set(classifiers)
+    assert "Typing :: Typed" in classifiers
+    assert not any(c.startswith("License ::") for c in classifiers)  # PEP 639: the License-Expression says it
+    assert {"server", "runtime", "test"} <= {line.removeprefix("Provides-Extra: ") for line in headers if line.startswith("Provides-Extra: ")}
+
+
+# -- the source distribution ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sdist")
+    result = run(PYTHON, "-m", "build", "--sdist", "--outdir", out, REPO, cwd=out)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (built,) = out.glob("torchcopy_lint-*.tar.gz")
+    return built
+
+
+def test_sdist_contents(sdist: Path) -> None:
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for needed in ("LICENSE", "README.md", "pyproject.toml", ".pre-commit-hooks.yaml", "torchcopy_lint/py.typed", "tests/conftest.py", "tests/fixtures/sarif-schema-2.1.0.json", "tools/generate_docs.py", "examples/train_snapshot_bugs.py", ".ci/run"):
+        assert needed in names, needed
+    for rule_file in (REPO / "rules").glob("TCL*.md"):
+        assert f"rules/{rule_file.name}" in names
+    assert not any("__pycache__" in name or name.startswith((".git/", ".torchcopy_lint_cache")) for name in names)
+
+
+def oldest_python() -> str:
+    """The oldest supported Python (3.10) when this machine has one, else the one running the tests."""
+    candidates = [shutil.which("python3.10"), *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10*/bin/python")))]
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 10)"], capture_output=True).returncode == 0:
+            return candidate
+    return PYTHON
+
+
+# What an unpacked sdist must pass without torch, git or the network beyond the package index.
+SDIST_TESTS = ["tests/test_catalogue.py", "tests/test_cli.py", "tests/test_output.py", "tests/test_notebooks.py", "tests/test_noqa.py", "tests/test_flake8.py", "tests/test_fixes.py", "tests/test_docs.py", "tests/test_server.py"]
+
+
+def test_unpacked_sdist_installs_and_its_tests_pass(sdist: Path, tmp_path: Path) -> None:
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path, filter="data") if sys.version_info >= (3, 12) else archive.extractall(tmp_path)  # noqa: S202 - our own archive
+    (unpacked,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    python = oldest_python()
+    venv = tmp_path / "venv"
+    result = run(python, "-m", "venv", venv, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", unpacked, "pytest", "flake8", "jsonschema[format-nongpl]", "nbformat", "pygls>=2,<3", cwd=tmp_path, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    result = run(venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", *SDIST_TESTS, cwd=unpacked, timeout=900)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    assert " passed" in result.stdout and " failed" not in result.stdout
 
 
 def test_version(venv: Path, work: Path) -> None:

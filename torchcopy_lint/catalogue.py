@@ -13,11 +13,16 @@ rule's executable examples::
     ```python autofixed      exactly what ``--fix`` makes of the first ``flagged`` block
 
 The tests, ``--explain``, the generated docs and ``verify`` all read these files.
+
+A rule about the linter itself rather than about torch (TCL100, unused ``noqa``)
+has no runtime claim: its front matter says ``claim: none (why)``, it carries no
+``claim`` / ``claim-fixed`` blocks, and ``verify`` reports it as n/a.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +39,7 @@ TEST_CASES_SECTION = "Test cases"
 _FENCE = re.compile(r"^```python[ \t]+(?P<kind>[a-z-]+)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)
 _MARKER = re.compile(r"#\s*(TCL\d{3})\b")
 _SECTION = re.compile(r"^## (?P<title>.+?)\s*$", re.M)
+_NO_CLAIM = re.compile(r"^none\s*\((?P<why>.+)\)$")
 
 
 class CatalogueError(ValueError):
@@ -71,6 +77,28 @@ class RuleSpec:
     text: str
     sections: dict[str, str] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
+    no_claim: str | None = None  # ``claim: none (why)``: why the rule has no runtime claim
+
+    @property
+    def has_claim(self) -> bool:
+        return self.no_claim is None
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The ``{names}`` the message needs (checked by :meth:`format_message`)."""
+        return message_placeholders(self.message, self.path)
+
+    def format_message(self, details: dict[str, str]) -> str:
+        """The message with its placeholders filled; a missing or unknown one is a bug in
+        the checker, not something to print to a user."""
+        wanted = self.placeholders
+        missing, unknown = wanted - details.keys(), details.keys() - wanted
+        if missing or unknown:
+            raise CatalogueError(
+                f"{self.code}: report() got {sorted(details)}; the message in {self.path.name} needs {sorted(wanted)}"
+                + (f" (missing {sorted(missing)})" if missing else "") + (f" (unknown {sorted(unknown)})" if unknown else "")
+            )
+        return self.message.format_map(details)
 
     def examples_of(self, kind: str) -> list[Example]:
         return [example for example in self.examples if example.kind == kind]
@@ -81,6 +109,22 @@ class RuleSpec:
         page = _split_front_matter(self.text, self.path)[1]
         page = page.split(f"\n## {TEST_CASES_SECTION}", 1)[0]
         return page.strip() + "\n"
+
+
+def message_placeholders(message: str, path: Path | None = None) -> frozenset[str]:
+    """The named fields of a message template; positional or formatted fields are refused."""
+    names = set()
+    try:
+        parsed = list(string.Formatter().parse(message))
+    except ValueError as error:
+        raise CatalogueError(f"{path}: message is not a valid template: {error}") from None
+    for _text, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise CatalogueError(f"{path}: message placeholder {{{name}}} must be a plain name")
+        names.add(name)
+    return frozenset(names)
 
 
 def _split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
@@ -110,6 +154,13 @@ def parse_rule_file(path: Path) -> RuleSpec:
     meta["fix"] = (meta.get("fix") or "none").split()[0]  # "none yet" reads as "none"
     if meta["fix"] not in FIX_CLASSES:
         raise CatalogueError(f"{path}: 'fix' must be one of {', '.join(FIX_CLASSES)}")
+    message_placeholders(meta["message"], path)  # a malformed template is refused when the catalogue loads
+    no_claim = None
+    if "claim" in meta:
+        match = _NO_CLAIM.match(meta["claim"])
+        if match is None:
+            raise CatalogueError(f"{path}: 'claim' may only be 'none (why there is no runtime claim)'")
+        no_claim = match.group("why").strip()
     expected_name = f"{meta['code']}-{meta['name']}.md"
     if path.name != expected_name:
         raise CatalogueError(f"{path}: file name must be {expected_name}")
@@ -127,6 +178,8 @@ def parse_rule_file(path: Path) -> RuleSpec:
             raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
         line = body_offset + body.count("\n", 0, match.start("body")) + 1
         examples.append(Example(kind=kind, source=match.group("body"), line=line))
+    if no_claim is not None and any(example.kind in ("claim", "claim-fixed") for example in examples):
+        raise CatalogueError(f"{path}: 'claim: none' but the file has claim blocks")
 
     return RuleSpec(
         code=meta["code"],
@@ -139,6 +192,7 @@ def parse_rule_file(path: Path) -> RuleSpec:
         text=text,
         sections=sections,
         examples=tuple(examples),
+        no_claim=no_claim,
     )
 
 

@@ -22,10 +22,11 @@ from torchcopy_lint.config import SETTING_NAMES, ConfigError, Configuration, Ove
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import discover
 from torchcopy_lint.engine import check_bytes, file_error
-from torchcopy_lint.output import FORMATTERS, statistics, summary
+from torchcopy_lint import output
 from torchcopy_lint.parallel import Job, check_paths, default_jobs
 from torchcopy_lint.registry import all_rules
-from torchcopy_lint.selection import SelectionError, enabled_codes, validate, without
+from torchcopy_lint.file_settings import per_file_codes, selected_codes
+from torchcopy_lint.selection import SelectionError, validate
 from torchcopy_lint.source import CannotCheck, format_size, read_stdin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -65,24 +66,21 @@ def _warn(message: str) -> None:
 
 
 class Selection:
-    """The codes each file runs: its settings' selection, less its per-file ignores."""
+    """The codes each file runs: its settings' selection, less its per-file ignores (cached per settings)."""
 
     def __init__(self, configuration: Configuration) -> None:
         self.configuration = configuration
-        self._defaults = {code: rule.spec.default for code, rule in all_rules().items()}
         self._by_settings: dict[Settings, frozenset[str]] = {}
 
     def selected(self, settings: Settings) -> frozenset[str]:
         codes = self._by_settings.get(settings)
         if codes is None:
-            codes = self._by_settings[settings] = enabled_codes(self._defaults, settings.select, settings.extend_select, settings.ignore)
+            codes = self._by_settings[settings] = selected_codes(settings)
         return codes
 
     def for_file(self, path: Path | str) -> tuple[Settings, frozenset[str]]:
         settings = self.configuration.for_path(path)
-        codes = self.selected(settings)
-        ignored = settings.ignored_for(Path(path))
-        return settings, without(codes, ignored) if ignored else codes
+        return settings, per_file_codes(str(path), self.selected(settings), settings)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,10 +117,11 @@ def run(args: argparse.Namespace) -> int:
     if fixing:
         return run_fixes(args, jobs, errors)
     results: list[FileResult] = []
+    stdin_texts: dict[str, str] = {}
     if STDIN in paths:
-        results.append(check_stdin(args, stdin_name, selection))
+        results.append(check_stdin(args, stdin_name, selection, stdin_texts))
     results.extend(check_paths(jobs, args.jobs or default_jobs(), caches_for(args, jobs, selection)))
-    return report(args, results, errors)
+    return report(args, results, errors, stdin_texts)
 
 
 def caches_for(args: argparse.Namespace, jobs: Sequence[Job], selection: Selection) -> list[ResultCache | None] | None:
@@ -141,26 +140,38 @@ def caches_for(args: argparse.Namespace, jobs: Sequence[Job], selection: Selecti
     return found
 
 
-def check_stdin(args: argparse.Namespace, name: str, selection: Selection) -> FileResult:
+def check_stdin(args: argparse.Namespace, name: str, selection: Selection, texts: dict[str, str]) -> FileResult:
+    """Check standard input under ``name``; its text goes into ``texts`` (formats that quote source lines)."""
     settings, codes = selection.for_file(name)
     if args.force_exclude and args.stdin_filename and settings.excluded.matches(Path(name)):
         return FileResult(name, [])
     try:
-        return check_bytes(read_stdin(), name, codes, max_file_size=settings.max_file_size)
+        data = read_stdin()
     except CannotCheck as error:
         return FileResult(name, [], file_error(name, error))
+    texts[name] = data.decode("utf-8", "replace")
+    return check_bytes(data, name, codes, max_file_size=settings.max_file_size)
 
 
-def report(args: argparse.Namespace, results: Sequence[FileResult], errors: list[FileError]) -> int:
-    """Print findings (stdout), files that could not be checked (stderr) and the summary; the exit status."""
+def emit(args: argparse.Namespace, report: output.Report, trailer: str | None = None) -> int | None:
+    """Print or write the report; EXIT_ERROR when ``-o FILE`` cannot be written."""
+    try:
+        output.emit(report, args, trailer)
+    except OSError as error:
+        print(f"torchcopy-lint: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    return None
+
+
+def report(args: argparse.Namespace, results: Sequence[FileResult], errors: list[FileError], stdin_texts: dict[str, str]) -> int:
+    """Warnings, then the report (findings and files that could not be checked); the exit status."""
     errors = sorted([*errors, *(result.error for result in results if result.error is not None)], key=lambda error: error.path)
+    for warning in sorted(warning for result in results for warning in result.warnings):
+        print(warning, file=sys.stderr)
     findings = sorted(finding for result in results for finding in result.findings)
-    out = sys.stdout
-    out.write(statistics(findings) if args.statistics else FORMATTERS[args.format](findings))
-    for error in errors:
-        print(error, file=sys.stderr)
-    if not args.quiet and args.format == "text":
-        out.write(summary(findings, len(errors)))
+    status = emit(args, output.Report(findings, errors, output.SourceLines(stdin_texts)))
+    if status is not None:
+        return status
     if errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
@@ -189,7 +200,7 @@ def fix_stdin(args: argparse.Namespace, name: str, selection: Selection) -> int:
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
     if not args.fix_only and not args.diff:
-        sys.stderr.write(FORMATTERS["text"](result.remaining))
+        sys.stderr.write(output.render("concise", output.Report(result.remaining)))
     if result.error is not None:
         print(result.error, file=sys.stderr)
         return EXIT_ERROR
@@ -213,17 +224,20 @@ def run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError]
     errors = errors + [result.error for result in results if result.error is not None]
     remaining = sorted(finding for result in results for finding in result.remaining)
     fixed = sum(result.fixed_count for result in results)
-    out = sys.stdout
-    if args.diff:
-        out.write("".join(result.diff for result in results))
-    elif not args.fix_only:
-        out.write(statistics(remaining) if args.statistics else FORMATTERS[args.format](remaining))
-    for error in errors:
-        print(error, file=sys.stderr)
-    if not args.quiet and args.format == "text":
-        verb = "Would fix" if args.diff else "Fixed"
-        files = sum(1 for result in results if result.diff)
-        print(f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.", file=sys.stderr if args.diff else out)
+    verb = "Would fix" if args.diff else "Fixed"
+    files = sum(1 for result in results if result.diff)
+    fix_summary = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.\n"
+    human = output.canonical(args.output_format) in output.HUMAN
+    if args.diff or args.fix_only:
+        sys.stdout.write("".join(result.diff for result in results) if args.diff else "")
+        for error in errors:
+            print(error, file=sys.stderr)
+        if human and not args.quiet:
+            (sys.stderr if args.diff else sys.stdout).write(fix_summary)
+    else:
+        status = emit(args, output.Report(remaining, errors), trailer=fix_summary)
+        if status is not None:
+            return status
     if errors:
         return EXIT_ERROR
     if args.diff:

@@ -1,4 +1,4 @@
-"""The ``torchcopy-lint`` command: check (default), rules, explain, verify.
+"""The ``torchcopy-lint`` command: check (default), rules, explain, verify, server.
 
 Exit status: 0 nothing found, 1 findings, 2 usage/configuration error or a file
 that could not be checked.
@@ -14,15 +14,14 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchcopy_lint import __version__, check_command
+from torchcopy_lint import __version__, check_command, output
 from torchcopy_lint.cache import CACHE_DIR_NAME
 from torchcopy_lint.check_command import EXIT_CLEAN, EXIT_ERROR
-from torchcopy_lint.output import FORMATTERS
 from torchcopy_lint.parallel import Stopped, raise_stopped
 from torchcopy_lint.registry import all_rules
 from torchcopy_lint.source import parse_size
 
-COMMANDS = ("check", "rules", "explain", "verify")
+COMMANDS = ("check", "rules", "explain", "verify", "server")
 
 
 def _size_argument(value: str) -> int:
@@ -35,7 +34,7 @@ def _size_argument(value: str) -> int:
 def _check_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcopy-lint",
-        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify.",
+        description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify, server.",
     )
     parser.add_argument("paths", nargs="*", default=None, metavar="PATH", help="files or directories to check (default: .); - reads stdin")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
@@ -66,11 +65,11 @@ def _check_parser() -> argparse.ArgumentParser:
     fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
     fixes.add_argument("--fix-only", action="store_true", help="apply fixes, do not report what remains (implies --fix)")
 
-    output = parser.add_argument_group("output")
-    output.add_argument("--format", choices=sorted(FORMATTERS), default="text", help="output format (default: text)")
-    output.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
-    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
-    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    report = parser.add_argument_group("output")
+    output.add_arguments(report)  # --output-format/--format, -o/--output-file
+    report.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
+    report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
+    report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
 
     running = parser.add_argument_group("running")
     running.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
@@ -127,22 +126,23 @@ def run_verify(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; SIGTERM unwinds it like Ctrl-C (workers stopped, temporary files removed)."""
-    stoppable = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    """The command line. While checking, SIGTERM unwinds it like Ctrl-C (workers stopped,
+    temporary files removed); the server keeps the signal's default."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[0] if args and args[0] in COMMANDS else "check"
+    if args and args[0] in COMMANDS:
+        args = args[1:]
+    stoppable = command == "check" and threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     if stoppable:
         signal.signal(signal.SIGTERM, raise_stopped)
     try:
-        return _main(argv)
+        return _run(command, args)
     finally:
         if stoppable:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    command = args[0] if args and args[0] in COMMANDS else "check"
-    if args and args[0] in COMMANDS:
-        args = args[1:]
+def _run(command: str, args: list[str]) -> int:
     try:
         if command == "rules":
             return run_rules(args)
@@ -150,6 +150,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_explain(args)
         if command == "verify":
             return run_verify(args)
+        if command == "server":
+            from torchcopy_lint.server import main as run_server
+
+            return run_server(args)
         return run_check(args)
     except KeyboardInterrupt:
         print("torchcopy-lint: interrupted", file=sys.stderr)

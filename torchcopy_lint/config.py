@@ -42,7 +42,7 @@ DEFAULT, COMMAND_LINE = "default", "command line"
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".bzr", "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs",
     "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".torchcopy_lint_cache", "*.egg-info",
+    ".torchcopy_lint_cache", "*.egg-info", ".ipynb_checkpoints",
 )
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
+from functools import total_ordering
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class Finding:
-    """One reported problem. Lines and columns are 1-based (as printed)."""
+    """One reported problem. Lines and columns are 1-based (as printed).
+
+    In a notebook, ``cell`` is the 1-based cell (counting every cell) and
+    ``line`` / ``end_line`` count within that cell.
+    """
 
     path: str
     line: int
@@ -18,6 +24,16 @@ class Finding:
     name: str
     message: str
     fix: str | None = None  # "safe" / "unsafe" when --fix (/ --unsafe-fixes) can fix it
+    cell: int | None = None
+
+    def sort_key(self) -> tuple[object, ...]:
+        """Path, then position (a notebook's cells in order), then the rest."""
+        return (self.path, self.cell or 0, self.line, self.column, self.end_line, self.end_column, self.code, self.name, self.message, self.fix or "")
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Finding):
+            return NotImplemented
+        return self.sort_key() < other.sort_key()
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -25,19 +41,23 @@ class Finding:
     @classmethod
     def from_dict(cls, data: object) -> "Finding":
         """The inverse of :meth:`to_dict`; raises ValueError for anything else (a cache written by someone else)."""
-        if not isinstance(data, dict) or set(data) != _FINDING_FIELDS:
+        kinds = _field_kinds(cls)
+        if not isinstance(data, dict) or set(data) != set(kinds):
             raise ValueError(f"not a finding: {data!r:.80}")
-        for name, kind in _FINDING_TYPES.items():
+        for name, (kind, optional) in kinds.items():
             value = data[name]
-            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (name == "fix" and value is None):
+            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (optional and value is None):
                 raise ValueError(f"not a finding: {name}={value!r:.40}")
         return cls(**data)
 
 
-_FINDING_TYPES: dict[str, type] = {
-    "path": str, "line": int, "column": int, "end_line": int, "end_column": int, "code": str, "name": str, "message": str, "fix": str,
-}
-_FINDING_FIELDS = set(_FINDING_TYPES)
+def _field_kinds(cls: type) -> dict[str, tuple[type, bool]]:
+    """Each field's type and whether it may be None, from the annotations (``"int | None"``)."""
+    kinds = {}
+    for item in fields(cls):
+        annotation = str(item.type)
+        kinds[item.name] = ({"str": str, "int": int}[annotation.split("|")[0].strip()], "None" in annotation)
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -67,3 +87,4 @@ class FileResult:
     findings: list[Finding]
     error: FileError | None = None
     cached: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. an unknown code in a noqa comment

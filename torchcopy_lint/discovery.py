@@ -1,13 +1,14 @@
 """Which files to check: walk the given paths, skipping what should be skipped.
 
-Folders are searched recursively for ``*.py`` files, never following symbolic
-links to folders (so a link loop cannot trap the walk), and skipping
-version-control folders, virtual environments (a folder holding ``pyvenv.cfg``),
-conda environments (a folder holding ``conda-meta/``), build output, caches, what
-the governing configuration excludes, and (unless ``respect-gitignore = false``)
-what ``.gitignore`` and ``.ignore`` files exclude. A file named explicitly is
-always checked unless ``force_exclude`` is set (what pre-commit needs, since it
-passes file names one by one); ``.gitignore`` applies to walked entries only.
+Folders are searched recursively for ``*.py`` files and notebooks (``*.ipynb``),
+never following symbolic links to folders (so a link loop cannot trap the walk),
+and skipping version-control folders, virtual environments (a folder holding
+``pyvenv.cfg``), conda environments (a folder holding ``conda-meta/``), build
+output, caches, what the governing configuration excludes, and (unless
+``respect-gitignore = false``) what ``.gitignore`` and ``.ignore`` files exclude.
+A file named explicitly is always checked unless ``force_exclude`` is set (what
+pre-commit needs, since it passes file names one by one); ``.gitignore`` applies
+to walked entries only.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
 from torchcopy_lint.config import DEFAULT_EXCLUDES, Settings
 from torchcopy_lint.diagnostics import FileError
 from torchcopy_lint.patterns import PathPatterns, lexical_absolute, relative_to_root
@@ -164,7 +166,7 @@ def discover(paths: Iterable[str], settings_for: Callable[[Path], Settings], for
             settings = settings_for(current)
             subdirs[:] = sorted(name for name in subdirs if not skipped(current / name, settings, True) and not is_environment(current / name))
             for name in sorted(names):
-                if not name.endswith(".py"):
+                if not name.endswith((".py", ".ipynb")):
                     continue
                 candidate = current / name
                 if skipped(candidate, settings, False):

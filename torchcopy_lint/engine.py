@@ -21,9 +21,10 @@ import libcst as cst
 
 from torchcopy_lint.context import FileContext, RawFinding
 from torchcopy_lint.diagnostics import FileError, FileResult, Finding
-from torchcopy_lint.noqa import is_suppressed, suppressions
+from torchcopy_lint.noqa import exempt_prefixes, is_suppressed, noqa_warnings, suppressions
 from torchcopy_lint.positions import locate
 from torchcopy_lint.registry import Rule, all_rules
+from torchcopy_lint.selection import without
 from torchcopy_lint.source import (
     DEFAULT_MAX_FILE_SIZE,
     CannotCheck,
@@ -48,15 +49,16 @@ def rules_for(codes: Iterable[str]) -> list[Rule]:
 
 
 def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext:
-    """Run the shared analyses and the rules' checkers over ``module`` in one walk."""
-    ctx = FileContext(path, module)
-    checkers = [rule.checker(ctx, rule.spec) for rule in rules]
-    walker = Walker([*ctx.participants, *checkers])
-    ctx.walker = walker
+    """Build the semantic model (one walk), then run the rules' checkers (a second walk)."""
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        walker.walk(module)
+        ctx = FileContext(path, module)  # pass 1: the semantic model
+        checkers = [rule.checker(ctx, rule.spec) for rule in rules]
+        walker = Walker([*ctx.participants, *checkers])
+        ctx.walker = walker
+        walker.walk(module)  # pass 2: the checkers
+        ctx.run_deferred()
     except RecursionError:
         raise CannotCheck("too deeply nested to analyse") from None
     return ctx
@@ -104,6 +106,7 @@ class FileRun:
         module: cst.Module | None = None,
         max_file_size: int | None = DEFAULT_MAX_FILE_SIZE,
         keep_bytes: bool = False,
+        file_noqa: bool = True,
     ) -> None:
         if data is None and text is None and module is None:
             raise ValueError("FileRun needs the file's bytes, text or tree")
@@ -112,6 +115,7 @@ class FileRun:
         self.data = data
         self.max_file_size = max_file_size
         self.keep_bytes = keep_bytes and data is not None
+        self.file_noqa = file_noqa  # honour ``# torchcopy-lint: noqa`` (off: flake8's --disable-noqa)
         self._text = text
         self._tree = tree
         self._module = module
@@ -126,12 +130,12 @@ class FileRun:
         return cls(path, rules_for(codes), data=data, max_file_size=max_file_size, keep_bytes=keep_bytes)
 
     @classmethod
-    def from_text(cls, text: str, path: str, codes: Iterable[str], *, tree: ast.Module | None = None) -> "FileRun":
-        return cls(path, rules_for(codes), text=text, tree=tree, max_file_size=None)
+    def from_text(cls, text: str, path: str, codes: Iterable[str], *, tree: ast.Module | None = None, file_noqa: bool = True) -> "FileRun":
+        return cls(path, rules_for(codes), text=text, tree=tree, max_file_size=None, file_noqa=file_noqa)
 
     def edited(self, module: cst.Module) -> "FileRun":
         """The same file after edits to its tree (the fixer's next pass): analysed afresh, not re-parsed."""
-        return FileRun(self.path, self.rules, module=module)
+        return FileRun(self.path, self.rules, module=module, file_noqa=self.file_noqa)
 
     # -- the stages -------------------------------------------------------------
 
@@ -175,8 +179,27 @@ class FileRun:
         return self._tree
 
     @cached_property
+    def reported_rules(self) -> list[Rule]:
+        """The rules asked for, less those the file exempts itself from (``# torchcopy-lint: noqa``)."""
+        exempt = exempt_prefixes(self.text) if self.file_noqa else ()
+        if not exempt:
+            return self.rules
+        kept = without(frozenset(rule.code for rule in self.rules), exempt)
+        return [rule for rule in self.rules if rule.code in kept]
+
+    @cached_property
+    def _analysed_rules(self) -> list[Rule]:
+        """The rules reported; every rule when TCL100 is, since whether a ``# noqa`` code
+        is used depends on what any rule reports on its line (see checkers/tcl100_unused_noqa.py)."""
+        from torchcopy_lint.checkers.tcl100_unused_noqa import CODE as UNUSED_NOQA
+
+        if any(rule.code == UNUSED_NOQA for rule in self.reported_rules):
+            return list(all_rules().values())
+        return self.reported_rules
+
+    @cached_property
     def might_fire(self) -> bool:
-        return bool(self.rules) and might_fire(self.text, self.rules)
+        return bool(self.reported_rules) and might_fire(self.text, self.reported_rules)
 
     def _parse(self) -> cst.Module:
         return parse_cst(self.data if self.keep_bytes and self.data is not None else self.text)
@@ -192,7 +215,7 @@ class FileRun:
 
     @cached_property
     def context(self) -> FileContext:
-        return analyse(self.module, self.path, self.rules)
+        return analyse(self.module, self.path, self._analysed_rules)
 
     # -- results ----------------------------------------------------------------
 
@@ -218,10 +241,10 @@ class FileRun:
         if not self.might_fire:
             return []
         ctx = self.context
-        names = {rule.code: rule.spec.name for rule in self.rules}
-        pairs: dict[Finding, RawFinding] = {}
+        names = {rule.code: rule.spec.name for rule in self.reported_rules}
+        pairs: dict[Finding, RawFinding] = dict(self._unused_noqa)
         for raw in ctx.findings:
-            if apply_noqa and self._suppressed(raw):
+            if raw.code not in names or (apply_noqa and self._suppressed(raw)):
                 continue
             line, column, end_line, end_column = self._spans[id(raw.node)]
             fix = raw.fix.applicability if raw.fix is not None else None
@@ -238,12 +261,36 @@ class FileRun:
         self.check_syntax()
         if self._module is None and not self.might_fire:
             return []
-        return [raw for raw in self.context.findings if raw.fix is not None and raw.fix.allowed(unsafe) and not self._suppressed(raw)]
+        codes = {rule.code for rule in self.reported_rules}
+        candidates = [raw for raw in self.context.findings if raw.code in codes and not self._suppressed(raw)] + [raw for _, raw in self._unused_noqa]
+        return [raw for raw in candidates if raw.fix is not None and raw.fix.allowed(unsafe)]
+
+    @cached_property
+    def _unused_noqa(self) -> list[tuple[Finding, RawFinding]]:
+        """TCL100's findings, when reported: ``# noqa`` codes no rule's finding on their line uses."""
+        from torchcopy_lint.checkers.tcl100_unused_noqa import CODE, unused_noqa
+
+        rule = next((rule for rule in self.reported_rules if rule.code == CODE), None)
+        if rule is None:
+            return []
+        ctx = self.context
+        reported = [(self._spans[id(raw.node)][0], raw.code) for raw in ctx.findings]
+        pairs = []
+        for directive in unused_noqa(ctx.module, self.text, reported):
+            message = rule.spec.message.format(**directive.details())
+            finding = Finding(self.path, directive.line, directive.column + 1, directive.line, directive.end_column + 1, CODE, rule.spec.name, message, directive.fix.applicability)
+            pairs.append((finding, RawFinding(CODE, message, directive.node, -1, directive.fix)))
+        return pairs
+
+    @property
+    def warnings(self) -> list[str]:
+        """Unknown rule codes in ``# noqa`` comments, one line each."""
+        return noqa_warnings(self.text, self.path, all_rules()) if "noqa" in self.text.lower() else []
 
     def result(self) -> FileResult:
         """Findings, or the one-line reason this file cannot be checked; never raises."""
         try:
-            return FileResult(self.path, self.findings())
+            return FileResult(self.path, self.findings(), warnings=self.warnings)
         except CannotCheck as error:
             return FileResult(self.path, [], file_error(self.path, error))
         except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
@@ -256,17 +303,22 @@ def file_error(path: str, error: CannotCheck) -> FileError:
     return FileError(path, error.reason, error.line, error.column)
 
 
-def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True, tree: ast.Module | None = None) -> list[Finding]:
+def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True, tree: ast.Module | None = None, file_noqa: bool = True) -> list[Finding]:
     """All findings for ``text`` (already decoded), sorted by position.
 
     ``tree``: Python's ``ast`` of ``text`` when the caller has one (flake8).
+    ``file_noqa=False`` ignores ``# torchcopy-lint: noqa`` (flake8's ``--disable-noqa``).
     Raises CannotCheck for a syntax error or a file that cannot be checked.
     """
-    return FileRun.from_text(text, path, codes, tree=tree).findings(apply_noqa=apply_noqa)
+    return FileRun.from_text(text, path, codes, tree=tree, file_noqa=file_noqa).findings(apply_noqa=apply_noqa)
 
 
 def check_bytes(data: bytes, path: str, codes: Iterable[str], *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Check one file's bytes; every failure becomes a FileError, never an exception."""
+    from torchcopy_lint.notebook import check_notebook, is_notebook
+
+    if is_notebook(path):
+        return check_notebook(data, path, codes, max_file_size)
     return FileRun.from_bytes(data, path, codes, max_file_size=max_file_size).result()
 
 

@@ -26,6 +26,7 @@ from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
 from torchcopy_lint.engine import FileRun, file_error, rules_for
 from torchcopy_lint.fixes.write import remove_temporaries
+from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 
 T = TypeVar("T")
@@ -43,6 +44,8 @@ class Job:
 
 def check_file(path: Path, codes: frozenset[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Read and check one file; every failure becomes a FileError."""
+    if is_notebook(str(path)):
+        return check_notebook_file(path, codes, max_file_size)
     try:
         data = read_source(path, max_file_size)
     except CannotCheck as error:
@@ -166,7 +169,7 @@ def check_paths(jobs_list: Sequence[Job], workers: int, caches: Sequence[ResultC
     for index, result in zip(pending, fresh):
         results[index] = result
         cache = cache_of[index]
-        if cache is not None and result.error is None:
+        if cache is not None and result.error is None and not result.warnings:  # warnings must show on every run
             cache.put(jobs_list[index].path, result.findings)
     for cache in {id(cache): cache for cache in cache_of if cache is not None}.values():
         cache.save()

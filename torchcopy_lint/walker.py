@@ -122,7 +122,7 @@ def _handler_names(participant: object, prefix: str) -> tuple[str, ...]:
 class Walker:
     """Walks a tree once, calling each participant's visit_/leave_ methods."""
 
-    def __init__(self, participants: Sequence[object]) -> None:
+    def __init__(self, participants: Sequence[object], parents: list[cst.CSTNode] | None = None) -> None:
         self._visit: dict[str, list[Handler]] = {}
         self._leave: dict[str, list[Handler]] = {}
         for participant in participants:
@@ -133,7 +133,7 @@ class Walker:
                 self._leave.setdefault(attribute[6:], []).append(getattr(participant, attribute))
         # Per node type: (visit handlers or None, leave handlers or None, child fields).
         self._by_type: dict[type, tuple[list[Handler] | None, list[Handler] | None, tuple[str, ...]]] = {}
-        self.parents: list[cst.CSTNode] = []
+        self.parents: list[cst.CSTNode] = parents if parents is not None else []
 
     @property
     def parent(self) -> cst.CSTNode | None:

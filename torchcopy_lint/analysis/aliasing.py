@@ -8,31 +8,11 @@ Whether ``x`` is a tensor is the caller's question (see :mod:`.tensors`).
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import is_basic_index, is_inplace_method
-from torchcopy_lint.analysis.tensors import VIEW_METHODS
-
-# Trailing-underscore methods that change flags, shape metadata or the tensor's own
-# storage pointer, not the values it shares with other tensors.
-METADATA_INPLACE = frozenset(
-    """
-    requires_grad_ share_memory_ retain_grad_ detach_ resize_ resize_as_ set_ as_strided_
-    squeeze_ unsqueeze_ t_ transpose_ swapaxes_ swapdims_ rename_ refine_names_ names_
-    """.split()
-)
-# Attributes that are views of the tensor they are read from.
-VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
-
-
-def writes_values(method: str) -> bool:
-    """Whether ``t.<method>(...)`` overwrites values of ``t`` in place (``add_``, ``copy_``,
-    ``zero_`` ...; not ``requires_grad_`` or ``resize_``)."""
-    return is_inplace_method(method) and method not in METADATA_INPLACE
-
-
+from torchcopy_lint.analysis.cst_helpers import is_basic_index
+from torchcopy_lint.analysis.naming import is_snapshot_name
+from torchcopy_lint.analysis.torch_api import VIEW_ATTRIBUTES, VIEW_METHODS, writes_values
 
 def strip_views(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``x`` for ``x[0]``, ``x.view(-1)``, ``x.T``, ``x.t()[1:]`` ...: peel views off."""
@@ -96,18 +76,4 @@ def inplace_write(node: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
                 return target.target, " = ..."
     return None
 
-
-# Words that say "a value kept for later": as the whole name or a part of it
-# (``best_state``, ``prevWeights``, ``init_params``, ``history``).
-SNAPSHOT_WORDS = frozenset(
-    """
-    prev previous old best saved snapshot snapshots snap init initial orig original copy backup history
-    hist last before stored checkpoint ckpt start starting restore frozen
-    """.split()
-)
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def is_snapshot_name(name: str) -> bool:
-    """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
-    return any(part.lower() in SNAPSHOT_WORDS for part in _WORD.findall(name))
+__all__ = ["detached_view", "inplace_write", "is_snapshot_name", "strip_views", "writes_values", "written_tensor"]

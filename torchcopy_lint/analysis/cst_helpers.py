@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchcopy_lint.analysis.torch_api import is_inplace_method
+
 
 def method_call(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
     """``(receiver, method)`` for ``receiver.method(...)``, else None."""
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
         return expr.func.value, expr.func.attr.value
     return None
-
-
-def is_inplace_method(name: str) -> bool:
-    """PyTorch's convention: a trailing underscore marks an in-place method."""
-    return name.endswith("_") and not name.startswith("_") and name != "_"
 
 
 def keyword_arg(call: cst.Call, name: str) -> cst.Arg | None:
@@ -42,6 +39,14 @@ def is_basic_index(subscript: cst.Subscript) -> bool:
             continue
         return False
     return True
+
+
+def string_value(expr: cst.BaseExpression) -> str | None:
+    """The value of a plain string literal (``"weight"``), else None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:

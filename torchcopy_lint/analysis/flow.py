@@ -286,8 +286,8 @@ def step_event(call: cst.Call) -> str | None:
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
-    if func.attr.value == "backward":
-        return "backward"
+    if func.attr.value == "backward" or (func.attr.value == "grad" and (dotted_name(func.value) or "").endswith("autograd")):
+        return "backward"  # ``loss.backward()``, ``torch.autograd.backward(...)``, ``torch.autograd.grad(...)``
     if func.attr.value == "step" and _optimizer_like(func.value):
         return "step"
     return None

@@ -8,23 +8,16 @@ function starts afresh (recording on): it may be called from anywhere.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
+from torchcopy_lint.analysis.cst_helpers import dotted_name
+from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRAD_SETTING
 from torchcopy_lint.analysis.torch_names import TorchNames
 
-DISABLING = frozenset(
-    {
-        "torch.no_grad",
-        "torch.inference_mode",
-        "torch.autograd.no_grad",
-        "torch.autograd.inference_mode",
-        "torch.autograd.grad_mode.no_grad",
-        "torch.autograd.grad_mode.inference_mode",
-    }
-)
-ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
-SETTING = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
-
+if TYPE_CHECKING:
+    from torchcopy_lint.analysis.semantic import SemanticModel
 
 class GradModeTracker:
     """Walk participant: ``disabled`` is True inside a no-grad region."""
@@ -32,6 +25,7 @@ class GradModeTracker:
     def __init__(self) -> None:
         self._stack: list[bool] = [False]
         self.names: TorchNames | None = None  # set by FileContext once names exist
+        self.model: SemanticModel | None = None  # pass 2: call sites tell how functions are called
 
     @property
     def disabled(self) -> bool:
@@ -54,14 +48,14 @@ class GradModeTracker:
             call_args = list(expr.args)
             expr = expr.func
         name = self.names.torch_qualname(expr)
-        if name in DISABLING:
+        if name in GRAD_DISABLING:
             # inference_mode(False) / inference_mode(mode=False) does not disable anything.
             if call_args and _is_false(call_args[0].value):
                 return None
             return True
-        if name in ENABLING:
+        if name in GRAD_ENABLING:
             return False
-        if name in SETTING and call_args:
+        if name in GRAD_SETTING and call_args:
             if _is_false(call_args[0].value):
                 return True
             if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
@@ -80,8 +74,9 @@ class GradModeTracker:
         self._stack.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        # ``torch.autograd.Function.forward(ctx, ...)`` always runs with grad disabled.
-        state = _is_function_forward(node)
+        # ``torch.autograd.Function.forward(ctx, ...)`` always runs with grad disabled, and
+        # so does a function that is only ever called with grad off (the model's call sites).
+        state = _is_function_forward(node) or (self.model is not None and self.model.runs_without_grad(self.model.scope_of(node)))
         for decorator in node.decorators:
             mode = self.mode_of(decorator.decorator)
             if mode is not None:
@@ -111,3 +106,43 @@ def _is_function_forward(node: cst.FunctionDef) -> bool:
 
 def _is_false(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+class RequiresGradSwitches:
+    """Walk participant: tensors whose ``requires_grad`` was switched off in this function.
+
+    ``w.requires_grad = False`` or ``w.requires_grad_(False)`` (and not switched back on
+    since) makes ``w`` no longer a leaf that requires grad, from that point on.
+    """
+
+    def __init__(self) -> None:
+        self._off: list[set[str]] = [set()]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._off.append(set())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._off.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
+                self._switch(target.target.value, off=_is_false(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+            self._switch(node.func.value, off=bool(node.args) and _is_false(node.args[0].value))
+
+    def _switch(self, owner: cst.BaseExpression, off: bool) -> None:
+        dotted = dotted_name(owner)
+        if dotted is None:
+            return
+        if off:
+            self._off[-1].add(dotted)
+        else:
+            self._off[-1].discard(dotted)
+
+    def switched_off(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
+        dotted = dotted_name(expr)
+        return dotted is not None and dotted in self._off[-1]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, YES
+from torchcopy_lint.analysis.values import Grad
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import current_statement, method_call, wrap_in_no_grad
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -76,29 +78,95 @@ class DataMutation(Checker):
             if line is not None:
                 wrapped, imports = wrap_in_no_grad(self.ctx, line, cst.Expr(value=fixed_call))
                 fix = Fix(SAFE, ((line, wrapped),), imports)
-        self.report(node, fix=fix, target=code_of(owner), operation=f".{func.attr.value}(...)")
+        self.report(node, fix=fix, instead=_no_grad(owner, f".{func.attr.value}(...)"))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         owner = _data_owner(node.target)
         if owner is not None and self._owner_is_tensor(owner, inplace_call=False):
             operator = code_of(node.operator).strip()
             fix = self._fix(node, node.with_changes(target=_without_data(node.target)), SAFE)
-            self.report(node, fix=fix, target=code_of(owner), operation=f" {operator} ...")
+            self.report(node, fix=fix, instead=_no_grad(owner, f" {operator} ..."))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             owner = _data_owner(target.target)
-            if owner is None or not self._owner_is_tensor(owner, inplace_call=False):
+            if owner is None or not (self._owner_is_tensor(owner, inplace_call=False) or self._rebound_from_itself(owner, node.value)):
                 continue
             if isinstance(target.target, cst.Subscript):
                 fix = None
                 if len(node.targets) == 1:
                     fix = self._fix(node, node.with_changes(targets=[target.with_changes(target=_without_data(target.target))]), SAFE)
-                self.report(node, fix=fix, target=code_of(owner), operation="[...] = ...")
+                self.report(node, fix=fix, instead=_no_grad(owner, "[...] = ..."))
             else:
-                # ``p.data = t`` may change shape, dtype or device; ``p.copy_(t)`` cannot:
-                # offered only as an unsafe fix.
-                fix = None
-                if len(node.targets) == 1 and self.ctx.tensors.kind(node.value) is YES:
-                    fix = self._fix(node, cst.Expr(value=method_call(owner, "copy_", (cst.Arg(node.value),))), UNSAFE)
-                self.report(node, fix=fix, target=code_of(owner), operation=".copy_(...)")
+                self._rebinding(node, owner)
+
+    def _rebound_from_itself(self, owner: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """``mask.data = mask[:h, :w].contiguous()``: a tensor made from the owner itself shows
+        that the owner is a tensor too (in a file that uses torch)."""
+        if not self.ctx.names.imports_torch or self.ctx.tensors.kind(owner) is not MAYBE or self.ctx.tensors.kind(value) is not YES:
+            return False
+        owner_text = code_of(owner)
+        return any(code_of(name) == owner_text for name in _names_and_attributes(value))
+
+    def _rebinding(self, node: cst.Assign, owner: cst.BaseExpression) -> None:
+        """``p.data = t``: ``p.copy_(t)`` only keeps ``p``'s shape, dtype and device, so it is
+        the replacement (an unsafe fix) only where ``t`` is shown to keep them too."""
+        if _same_layout(node.value, owner):
+            fix = self._fix(node, cst.Expr(value=method_call(owner, "copy_", (cst.Arg(node.value),))), UNSAFE) if len(node.targets) == 1 else None
+            self.report(node, fix=fix, instead=_no_grad(owner, ".copy_(...)"))
+            return
+        target = code_of(owner)
+        if self.ctx.value(owner).grad is Grad.LEAF:
+            instead = f"`torch.utils.swap_tensors({target}, torch.nn.Parameter(...))`, which keeps the parameter's identity (`.copy_` would keep its old dtype and shape)"
+        else:
+            instead = f"`{target} = ...` (a new tensor; `.copy_` would keep the old dtype and shape)"
+        self.report(node, instead=instead)
+
+
+def _no_grad(owner: cst.BaseExpression, operation: str) -> str:
+    return f'"with torch.no_grad(): {code_of(owner)}{operation}"'
+
+
+# Methods that keep their receiver's shape, dtype and device.
+_LAYOUT_KEEPING = frozenset("clone detach contiguous abs neg sign sqrt exp log sigmoid tanh relu clamp clip mul add sub div pow square lerp".split())
+
+
+def _same_layout(value: cst.BaseExpression, owner: cst.BaseExpression) -> bool:
+    """Whether ``value`` surely has ``owner``'s shape, dtype and device: ``owner`` (or its
+    ``.data``) itself, elementwise methods of it, arithmetic with numbers."""
+    owner_text = code_of(owner)
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return False  # a number alone is no tensor
+    pending = [value]
+    saw_owner = False
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Integer, cst.Float)):
+            continue
+        if isinstance(current, cst.UnaryOperation):
+            pending.append(current.expression)
+        elif isinstance(current, cst.BinaryOperation) and not isinstance(current.operator, cst.MatrixMultiply):
+            pending.extend((current.left, current.right))
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in _LAYOUT_KEEPING:
+            if any(not isinstance(argument.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for argument in current.args):
+                return False
+            pending.append(current.func.value)
+        elif isinstance(current, (cst.Name, cst.Attribute)) and code_of(current) in (owner_text, f"{owner_text}.data"):
+            saw_owner = True
+        else:
+            return False
+    return saw_owner
+
+
+def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    from torchcopy_lint.walker import iter_children
+
+    found: list[cst.BaseExpression] = []
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            found.append(current)
+        pending.extend(iter_children(current))
+    return found
+

@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args, short_code
-from torchcopy_lint.analysis.tensors import NO, YES
+from torchcopy_lint.analysis.tensors import YES
+from torchcopy_lint.analysis.values import Kind
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -68,8 +69,11 @@ class TensorCopyConstruct(Checker):
         if data is None:
             return
         call = f"`{_short(node, 60)}`"
-        if self.ctx.tensors.kind(data) is YES:
-            fix = self._fix(node, detach_clone(data), SAFE)
+        value = self.ctx.value(data)
+        if value.is_tensor:
+            # Safe where the file shows a tensor; a tensor only by its name (``model(x)``
+            # of a ``model`` the file does not type) may be something else.
+            fix = self._fix(node, detach_clone(data), UNSAFE if value.guessed else SAFE)
             self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node)}")
         elif isinstance(data, (cst.List, cst.Tuple)) and self._all_tensors(data):
             stacked = _stacked(data)
@@ -79,6 +83,10 @@ class TensorCopyConstruct(Checker):
             stack, imports = self._stack(data)
             fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports)
             self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(node)}")
+        elif value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor and not isinstance(data, (cst.List, cst.Tuple)):
+            # A list of tensors built elsewhere (appended in a loop, a comprehension): no fix,
+            # the file does not show the list's shape.
+            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){self._options(node)}")
 
     def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
         if not display.elements:
@@ -90,7 +98,7 @@ class TensorCopyConstruct(Checker):
             if isinstance(value, (cst.List, cst.Tuple)):
                 if not self._all_tensors(value):
                     return False
-            elif self.ctx.tensors.kind(value) is not YES:
+            elif not self.ctx.value(value).is_tensor:
                 return False
         return True
 
@@ -176,28 +184,15 @@ class TensorCopyConstruct(Checker):
             self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_ALIAS, instead=f"{_source_text(data)}.detach().clone()")
 
     # -- x.new_tensor(t) ------------------------------------------------------
-    def _foreign_object(self, receiver: cst.BaseExpression) -> bool:
-        """A receiver the file shows to be some other class's instance (its own ``new_tensor``)."""
-        if not isinstance(receiver, cst.Name):
-            return False
-        binding = self.ctx.scopes.lookup(receiver.value)
-        if binding is None:
-            return False
-        if binding.kind == "param" and binding.annotation is not None:
-            return "Tensor" not in code_of(binding.annotation) and "Parameter" not in code_of(binding.annotation)
-        if binding.kind == "assign" and isinstance(binding.value, cst.Call) and isinstance(binding.value.func, cst.Name):
-            maker = self.ctx.scopes.lookup(binding.value.func.value)
-            return maker is not None and maker.kind == "class"
-        return False
-
     def _check_new_tensor(self, node: cst.Call) -> None:
         assert isinstance(node.func, cst.Attribute)
         receiver = node.func.value
         data = self._data_arg(node)
         if data is None or not self.ctx.names.imports_torch:
             return
-        if self.ctx.tensors.kind(receiver) is NO or self._foreign_object(receiver) or self.ctx.tensors.kind(data) is not YES:
-            return
+        owner = self.ctx.value(receiver)
+        if owner.surely_not_tensor or owner.cls is not None or self.ctx.tensors.kind(data) is not YES:
+            return  # another class's own ``new_tensor`` (an instance of a class of this file)
         like = _short(receiver)
         # ``.to(x)`` evaluates ``x`` after ``t``: only a plain name or attribute chain is moved.
         # Unsafe when the file does not show ``x`` to be a tensor (another class's ``new_tensor``).

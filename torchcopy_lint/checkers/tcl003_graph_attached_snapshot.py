@@ -1,19 +1,24 @@
 """TCL003 graph-attached-snapshot: ``x.clone()`` kept as a snapshot without ``detach()``.
 
-See rules/TCL003-graph-attached-snapshot.md. A clone is a snapshot when the walk
-finds it (possibly through graph-preserving methods such as ``.cpu()``, inside a
-list/dict display or a comprehension) appended to a container, stored on an
-attribute or a container item, or bound to a snapshot-like name.
+See rules/TCL003-graph-attached-snapshot.md. A clone of a tensor that requires grad (the
+semantic model's evidence: a parameter, a module or hook output, a loss ...) is a
+snapshot when its value is kept (:mod:`torchcopy_lint.analysis.keeping`): appended to a
+container, stored on an attribute or in an item, bound to a snapshot-like name. Two ways
+of keeping need the whole module and are decided after the walk: a clone bound to a
+plain name that is later kept (``snap = out.clone(); history.append(snap)``), and a clone
+returned by a helper whose callers keep the result (``init = snapshot(model)``).
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, positional_args, writes_in_place, short_code
-from torchcopy_lint.analysis.tensors import GRAD_CUTTING_METHODS, NO, YES
+from torchcopy_lint.analysis.cst_helpers import positional_args, short_code, writes_in_place
+from torchcopy_lint.analysis.keeping import Kept, Way, kept_as
+from torchcopy_lint.analysis.naming import is_snapshot_name
+from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -25,45 +30,69 @@ GRAPH_PRESERVING = frozenset(
     flatten t transpose permute
     """.split()
 )
-# Methods that cut the result off the graph (or fail on a graph-attached tensor).
-CUTTING = GRAD_CUTTING_METHODS | {"detach_", "requires_grad_"}
-# Name parts that say "this value is kept for later".
-SNAPSHOT_WORDS = frozenset(
-    """
-    prev previous old best saved snapshot snapshots snap init initial orig original copy backup history
-    hist ema last before stored
-    """.split()
-)
-CONTAINER_ADDERS = frozenset({"append", "appendleft", "insert", "extend"})
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_KEEPING = (Way.APPENDED, Way.ATTRIBUTE, Way.ITEM)
 
 
-def is_snapshot_name(name: str) -> bool:
-    """``prev_w``, ``bestLoss``, ``w_init``, ``snapshot`` ...: a name that says "kept for later"."""
-    return any(part.lower() in SNAPSHOT_WORDS for part in _WORD.findall(name))
+def _keeps_graph(method: str) -> bool:
+    return method in GRAPH_PRESERVING and method not in GRAD_CUTTING_METHODS
 
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
+@dataclass
+class _Clone:
+    """A clone of a tensor that requires grad, whose keeping is decided later."""
+
+    node: cst.Call
+    source: cst.BaseExpression
+    evidence: str
+    top: cst.CSTNode | None
+
+
 class GraphAttachedSnapshot(Checker):
     code = "TCL003"
     triggers = ("clone",)
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._bound: dict[int, tuple[_Clone, str]] = {}  # id(binding) -> clone bound to a plain name
+        self._returned: dict[int, list[_Clone]] = {}  # id(function) -> clones it returns
+        self._kept_loads: dict[int, Kept] = {}  # id(binding) -> how a later load of the name keeps it
+        self._kept_calls: dict[int, tuple[str, Kept]] = {}  # id(function) -> how a call's result is kept
+        self.defer(self._decide)
+
     def visit_Call(self, node: cst.Call) -> None:
+        self._note_kept_call(node)
         source = self._clone_source(node)
         if source is None or self.ctx.grad.disabled:
             return
-        tensors = self.ctx.tensors
-        if tensors.kind(source) is NO:
+        value = self.ctx.value(source)
+        if not value.requires_grad:
             return
-        evidence = tensors.grad_evidence(source)
-        if evidence is None:
+        kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
+        if kept is None:
             return
-        where = self._kept_as(node)
-        if where is None:
-            return
+        clone = _Clone(node, source, value.why or "it requires grad", self.ctx.top_statement)
+        if kept.way is Way.RETURNED:
+            function = self.ctx.scopes.enclosing_function()
+            if isinstance(function, cst.FunctionDef):
+                self._returned.setdefault(id(function), []).append(clone)
+        elif kept.way is Way.NAME:
+            name = kept.name or ""
+            if is_snapshot_name(name) and not writes_in_place(self.ctx.scopes.enclosing_function() or self.ctx.module, name):
+                self._report(clone, kept.text)
+            elif kept.binding is not None:
+                self._bound[id(kept.binding)] = (clone, kept.text)
+        else:
+            self._report(clone, kept.text)
+
+    def _is_tensor(self, expr: cst.BaseExpression) -> bool:
+        return self.ctx.value(expr).is_tensor
+
+    def _report(self, clone: _Clone, where: str) -> None:
+        source, node = clone.source, clone.node
         text = _short(source)
         if not isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not getattr(source, "lpar", None):
             text = f"({text})"
@@ -71,7 +100,55 @@ class GraphAttachedSnapshot(Checker):
         # where a gradient through it was meant (the rule's evidence is a heuristic).
         fixed = detach_then_clone(node, source, function_form=node.func.value is not source)  # type: ignore[attr-defined]
         fix = Fix(UNSAFE, ((node, keep_parens(node, fixed)),))
-        self.report(node, fix=fix, clone=_short(node), where=where, evidence=evidence, instead=f"{text}.detach().clone()")
+        self.report(node, fix=fix, top=clone.top, clone=_short(node), where=where, evidence=clone.evidence, instead=f"{text}.detach().clone()")
+
+    # -- kept later: through a name, through a helper's callers ----------------------------
+    def visit_Name(self, node: cst.Name) -> None:
+        """A load of a name in a place that keeps it (``history.append(snap)``)."""
+        if not isinstance(self.ctx.parent, (cst.Arg, cst.Element, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Attribute, cst.Return)):
+            return
+        bindings = self.ctx.bindings_of(node)
+        if not bindings:
+            return
+        kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
+        if kept is None or kept.way is Way.NAME:
+            return
+        if kept.way is Way.RETURNED:
+            function = self.ctx.scopes.enclosing_function()
+            if not isinstance(function, cst.FunctionDef):
+                return
+            kept = Kept(Way.RETURNED, "returned", binding=None, target=function)  # type: ignore[arg-type]
+        for binding in bindings:
+            self._kept_loads.setdefault(id(binding), kept)
+
+    def _note_kept_call(self, node: cst.Call) -> None:
+        """A call of a local function whose result is kept (``init = snapshot(model)``)."""
+        if not isinstance(node.func, (cst.Name, cst.Attribute)) or self.ctx.grad.disabled:
+            return
+        function = self.ctx.value(node.func).function
+        if not isinstance(function, cst.FunctionDef) or id(function) in self._kept_calls:
+            return
+        kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
+        if kept is None or kept.way is Way.RETURNED or (kept.way is Way.NAME and not is_snapshot_name(kept.name or "")):
+            return
+        self._kept_calls[id(function)] = (function.name.value, kept)
+
+    def _decide(self) -> None:
+        for key, (clone, bound) in self._bound.items():
+            kept = self._kept_loads.get(key)
+            if kept is None:
+                continue
+            if kept.way in _KEEPING:
+                self._report(clone, f"{bound} and {kept.text}")
+            elif kept.way is Way.RETURNED and isinstance(kept.target, cst.FunctionDef):
+                self._returned.setdefault(id(kept.target), []).append(clone)
+        for key, clones in self._returned.items():
+            call = self._kept_calls.get(key)
+            if call is None:
+                continue
+            name, kept = call
+            for clone in clones:
+                self._report(clone, f"returned by `{name}()` and {kept.text}")
 
     def _clone_source(self, node: cst.Call) -> cst.BaseExpression | None:
         func = node.func
@@ -80,98 +157,4 @@ class GraphAttachedSnapshot(Checker):
                 positional = positional_args(node)  # torch.clone(x)
                 return positional[0].value if positional else None
             return func.value
-        return None
-
-    # -- is the clone kept? ---------------------------------------------------
-    def _kept_as(self, node: cst.Call) -> str | None:
-        """How the clone is kept ("appended to `history`" ...), or None when it is not a snapshot."""
-        parents = self.ctx.parents
-        current: cst.CSTNode = node
-        index = len(parents) - 1
-        wrapped = False  # inside a display or comprehension
-        slot: int | None = None  # position in a tuple display that is assigned directly
-        while index >= 0:
-            parent = parents[index]
-            grand = parents[index - 1] if index >= 1 else None
-            if isinstance(parent, cst.Attribute) and parent.value is current:
-                if not (isinstance(grand, cst.Call) and grand.func is parent):
-                    return None  # ``x.clone().shape``
-                method = parent.attr.value
-                if method in CUTTING or method not in GRAPH_PRESERVING:
-                    return None
-                current, index = grand, index - 2
-                continue
-            if isinstance(parent, cst.Element) and isinstance(grand, (cst.List, cst.Tuple, cst.Set)):
-                slot = grand.elements.index(parent) if isinstance(grand, cst.Tuple) and not wrapped else None
-                current, index, wrapped = grand, index - 2, True
-                continue
-            if isinstance(parent, cst.DictElement) and parent.value is current and isinstance(grand, cst.Dict):
-                current, index, wrapped, slot = grand, index - 2, True, None
-                continue
-            if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and parent.elt is current:
-                current, index, wrapped, slot = parent, index - 1, True, None
-                continue
-            if isinstance(parent, cst.DictComp) and parent.value is current:
-                current, index, wrapped, slot = parent, index - 1, True, None
-                continue
-            if isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
-                if wrapped and self._is_builtin_container(grand):
-                    current, index, slot = grand, index - 2, None  # ``tuple(p.clone() for p in ...)``
-                    continue
-                return self._kept_by_call(grand, parent, wrapped)
-            if isinstance(parent, cst.Assign) and parent.value is current:
-                for target in parent.targets:
-                    where = self._kept_by_target(target.target, slot)
-                    if where is not None:
-                        return where
-                return None
-            if isinstance(parent, cst.AnnAssign) and parent.value is current:
-                return self._kept_by_target(parent.target, slot)
-            if isinstance(parent, cst.AugAssign) and parent.value is current and wrapped and isinstance(parent.operator, cst.AddAssign):
-                if isinstance(parent.target, cst.Name) and self.ctx.tensors.kind(parent.target) is not YES:
-                    return f"added to `{parent.target.value}`"
-                return None
-            return None
-        return None
-
-    def _is_builtin_container(self, call: cst.Call) -> bool:
-        func = call.func
-        return (
-            isinstance(func, cst.Name)
-            and func.value in ("list", "tuple", "dict", "set")
-            and len(call.args) == 1
-            and self.ctx.scopes.lookup(func.value) is None
-        )
-
-    def _kept_by_call(self, call: cst.Call, arg: cst.Arg, wrapped: bool) -> str | None:
-        func = call.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in CONTAINER_ADDERS:
-            return None
-        method = func.attr.value
-        if method == "extend" and not wrapped:
-            return None  # ``xs.extend(t.clone())`` iterates the clone: its rows, not a snapshot
-        if method == "insert" and call.args.index(arg) != 1:
-            return None
-        if self.ctx.tensors.kind(func.value) is YES:
-            return None
-        return f"{'appended' if method != 'insert' else 'inserted'} to `{_short(func.value, 30)}`"
-
-    def _kept_by_target(self, target: cst.BaseExpression, slot: int | None) -> str | None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            if slot is None or slot >= len(target.elements):
-                return None
-            return self._kept_by_target(target.elements[slot].value, None)
-        if isinstance(target, cst.Attribute):
-            if target.attr.value in ("data", "grad"):
-                return None
-            return f"stored on `{_short(target, 30)}`"
-        if isinstance(target, cst.Subscript):
-            if self.ctx.tensors.kind(target.value) is YES:
-                return None  # ``out[i] = x.clone()`` copies values into a tensor
-            return f"stored in `{_short(target.value, 30)}[...]`"
-        if isinstance(target, cst.Name) and is_snapshot_name(target.value):
-            scope = self.ctx.scopes.enclosing_function() or self.ctx.module
-            if writes_in_place(scope, target.value):
-                return None  # ``x_copy = x.clone(); x_copy.mul_(2)``: a working copy, not a snapshot
-            return f"bound to `{target.value}`"
         return None

@@ -1,15 +1,21 @@
 """TCL004 aliased-snapshot: a snapshot taken without a copy while its source keeps changing.
 
-See rules/TCL004-aliased-snapshot.md. A snapshot is ``w.detach()`` / ``w.data`` (or a
-view of them), ``model.state_dict()`` / ``optimizer.state_dict()`` (or a shallow copy:
-``.copy()``, ``dict(...)``, ``{**sd}``, ``{k: v for k, v in sd.items()}``), or a list/dict
-comprehension of ``p.detach()`` / ``p.data`` over ``model.parameters()``. It is reported
+See rules/TCL004-aliased-snapshot.md. A snapshot is a value the semantic model shows to
+share storage with trained state or a tensor (:class:`~torchcopy_lint.analysis.values.Alias`):
+``w.detach()`` / ``w.data`` (or a view of them), ``model.state_dict()`` /
+``optimizer.state_dict()`` (or a shallow copy: ``.copy()``, ``dict(...)``, ``{**sd}``,
+``{k: v for k, v in sd.items()}``), a container of such values (``[p.data for p in
+model.parameters()]``), ``copy.copy(model)``, or a module itself kept under a snapshot
+name (``best_model = model``). It is reported
 
 - when it is stored on an attribute or in a container that outlives the function and its
   source is trained state (a module's or optimizer's state, a parameter), or is changed
-  in place afterwards in the same function;
+  afterwards in the same function;
 - when it is held in a local name (or a local container) that is read after a change of
-  its source: an optimizer step, a training call, an in-place write, ``load_state_dict``.
+  its source: an optimizer step, an in-place write, ``load_state_dict`` (not of the
+  snapshot itself), or a call that may train it: a local function that trains (the
+  model's summary) or an unknown one named like training, given the model, its
+  parameters or its optimizer (``train(model, opt)``, ``agent.learn()``).
 
 The decision needs "after", so the checker records the snapshots and the changes with
 their :class:`~torchcopy_lint.analysis.flow.Point` and decides when the function (or the
@@ -18,35 +24,37 @@ module) ends, with the name loads and stores the flow analysis logged.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, is_snapshot_name, written_tensor
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, method_call, names_read, positional_args, short_code
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
+from torchcopy_lint.analysis.bindings import BindingKind, ScopeKind
+from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
-from torchcopy_lint.analysis.tensors import MODULE_LIKE_NAMES, NO, YES
+from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
+from torchcopy_lint.analysis.torch_api import PARAMETER_ITERATORS, NAMED_PARAMETER_ITERATORS
+from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
-# Evidence (from TensorInference.grad_evidence) that a tensor is trained state.
-_PARAMETER_EVIDENCE = ("an nn.Parameter", "a parameter (", "an element of .parameters()", "an element of .named_parameters()", "requires_grad=True", "requires_grad_()")
-_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
-_CONTAINER_ADDERS = frozenset({"append", "appendleft", "insert", "add"})
-_MODULE_WORDS = re.compile(r".*(?:model|net|module|encoder|decoder|backbone|layer|classifier|generator|discriminator|critic|actor|policy).*", re.I)
 _TRAINED = frozenset({"module", "optimizer", "param"})
-_MAX_DEPTH = 4
+# Calls that never change a module or an optimizer they are given.
+_HARMLESS_BUILTINS = frozenset({"print", "len", "isinstance", "id", "type", "repr", "str", "hasattr", "getattr", "sorted", "list", "tuple", "dict", "zip", "enumerate", "iter", "next", "sum", "min", "max", "any", "all", "map", "filter"})
+_HARMLESS_METHODS = frozenset({"state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children", "modules", "named_modules", "eval", "train", "to", "cuda", "cpu", "zero_grad", "register_forward_hook", "register_buffer", "append", "extend", "items", "keys", "values", "get", "format", "info", "debug", "warning", "log", "write", "add_scalar", "add_histogram", "update"})
 
 
 @dataclass(frozen=True)
 class _Taken:
-    """What a snapshot expression aliases."""
+    """What a snapshot aliases."""
 
     kind: str  # module | optimizer | param | tensor
     source: str  # dotted source ("model", "self.model", "w") or its code
     fix: str
+    state: bool = False  # a state dict: stored anywhere, it is only ever kept to be restored
+    origin: cst.BaseExpression | None = None  # where the alias was made, when in another function (a helper's return)
 
 
 @dataclass
@@ -67,15 +75,27 @@ class _Snapshot:
 @dataclass(frozen=True)
 class _Change:
     point: Point
-    kind: str  # write | load | step | train
+    kind: str  # write | load | step | call
     written: str | None  # dotted tensor written (write), module loaded (load), optimizer (step)
     text: str
+    call: "_CallChange | None" = None
+
+
+@dataclass(frozen=True)
+class _CallChange:
+    """A call that may change what it is given (decided per snapshot)."""
+
+    reads: frozenset[str]  # plain names read in its arguments
+    receiver: str | None  # root name of the receiver of a method call
+    trains: bool  # a local function that trains, or an unknown one named like training
+    local: bool  # a local function (its summary is known)
+    optimizer_given: bool  # an optimizer among its arguments
 
 
 @dataclass
 class _State:
-    snapshots: list[_Snapshot]
-    changes: list[_Change]
+    snapshots: list[_Snapshot] = field(default_factory=list)
+    changes: list[_Change] = field(default_factory=list)
 
 
 def _short(node: cst.CSTNode, limit: int = 50) -> str:
@@ -97,9 +117,53 @@ def _root(dotted: str) -> str:
     return dotted.split(".", 1)[0]
 
 
+def _snapshot_alias(value: Value, depth: int = 0) -> Alias | None:
+    """The alias that makes ``value`` a snapshot: its own, or that of what it holds (a
+    comprehension of ``p.data`` over parameters, a dict comprehension over a state dict, a
+    checkpoint dict ``{"model": model.state_dict(), ...}``)."""
+    if value.alias is not None:
+        return value.alias
+    if value.kind is not Kind.CONTAINER or depth > 2:
+        return None
+    for held in (value.element, *(item for item in value.items or ()), *(field for _, field in value.fields)):
+        if held is not None:
+            alias = _snapshot_alias(held, depth + 1)
+            if alias is not None and _origin(alias) is not None:
+                return alias
+    return None
+
+
+def _origin(alias: Alias) -> tuple[str, cst.BaseExpression, AliasHow] | None:
+    """``(kind, source expression, how it was taken)`` at the end of an alias chain: the
+    trained state or tensor the snapshot shares storage with; None for a plain view or a
+    copy that may not alias (``reshape``)."""
+    taken_by: AliasHow | None = None
+    current = alias
+    for _ in range(8):
+        how, source = current.how, current.source_value
+        if how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.STATE, AliasHow.SAME) and taken_by is None:
+            taken_by = how
+        if how is AliasHow.MAYBE:
+            return None
+        if source.alias is not None and how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW, AliasHow.SHALLOW) and source.alias.how is not AliasHow.MAYBE:
+            current = source.alias
+            continue
+        if taken_by is None:
+            return None
+        if how is AliasHow.STATE or (how is AliasHow.SAME and source.kind is Kind.MODULE):
+            kind = {Kind.MODULE: "module", Kind.OPTIMIZER: "optimizer"}.get(source.kind)
+            return (kind, current.source, taken_by) if kind else None
+        if how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW) and source.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            if source.owner is not None:
+                return ("module", source.owner, taken_by)  # ``[p.data for p in model.parameters()]``
+            return ("param" if source.grad is Grad.LEAF else "tensor", current.source, taken_by)
+        return None
+    return None
+
+
 class AliasedSnapshot(Checker):
     code = "TCL004"
-    triggers = (".detach(", ".data", "state_dict(")
+    triggers = (".detach(", ".data", "state_dict(", "copy(")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -108,218 +172,110 @@ class AliasedSnapshot(Checker):
 
     # -- frames ---------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
-        self._states.append(_State([], []))
+        self._states.append(_State())
 
     def leave_Module(self, node: cst.Module) -> None:
         self._decide(self._states.pop())
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._states.append(_State([], []))
+        self._states.append(_State())
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._decide(self._states.pop())
 
     # -- what is a snapshot -----------------------------------------------------
-    def _is_optimizer(self, expr: cst.BaseExpression) -> bool:
-        name = _identifier(expr)
-        if name is None:
-            return False
-        lower = name.lower()
-        if "sched" in lower or "scaler" in lower:
-            return False
-        if "optim" in lower or lower == "opt" or lower.startswith("opt_") or lower.endswith("_opt"):
-            return True
-        callee = self._bound_callee(expr)
-        return callee is not None and callee.startswith("torch.optim.") and callee.count(".") == 2
-
-    def _is_module(self, expr: cst.BaseExpression) -> bool:
-        name = _identifier(expr)
-        if name is None:
-            return False
-        if name == "self":
-            return self._in_module_class()
-        if name.lower() in MODULE_LIKE_NAMES or _MODULE_WORDS.fullmatch(name):
-            return True
-        callee = self._bound_callee(expr)
-        return callee is not None and (callee.startswith("torch.nn.") or callee == "torch.optim.swa_utils.AveragedModel") and callee.rsplit(".", 1)[-1][:1].isupper()
-
-    def _bound_callee(self, expr: cst.BaseExpression) -> str | None:
-        """The torch name of the call ``expr`` (a local name) was assigned from."""
-        if not isinstance(expr, cst.Name):
-            return None
-        binding = self.ctx.scopes.lookup(expr.value)
-        if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.Call):
-            return None
-        return self.ctx.names.torch_qualname(binding.value.func)
-
-    def _in_module_class(self) -> bool:
-        for scope in reversed(self.ctx.scopes.scopes):
-            if scope.kind == "class" and isinstance(scope.node, cst.ClassDef):
-                for base in scope.node.bases:
-                    qualname = self.ctx.names.torch_qualname(base.value) or ""
-                    name = _identifier(base.value) or ""
-                    if qualname.startswith("torch.nn.") or name.endswith("Module"):
-                        return True
-                return False
-        return False
-
-    def _state_dict(self, expr: cst.BaseExpression, depth: int = 0) -> _Taken | None:
-        """``model.state_dict()`` / ``optimizer.state_dict()``, a shallow copy of one, or a
-        local name bound to one of those."""
-        if depth > _MAX_DEPTH:
-            return None
-        called = method_call(expr)
-        if called is not None and called[1] == "state_dict":
-            owner = called[0]
-            kind = "optimizer" if self._is_optimizer(owner) else "module" if self._is_module(owner) else None
-            if kind is None:
-                return None
-            return _Taken(kind, dotted_name(owner) or _short(owner), f"copy.deepcopy({_short(expr)})")
-        inner = self._shallow_copy_of(expr)
-        if inner is not None:
-            taken = self._state_dict(inner, depth + 1)
-            if taken is not None:
-                return _Taken(taken.kind, taken.source, f"copy.deepcopy({_short(inner)})")
-            return None
+    def _taken(self, expr: cst.BaseExpression) -> tuple[_Taken, str | None] | None:
+        """``(what it aliases, the plain local name the source is read from)``, or None."""
         if isinstance(expr, cst.Name):
-            binding = self.ctx.scopes.lookup(expr.value)
-            if binding is not None and binding.kind in ("assign", "annassign") and binding.value is not None:
-                return self._state_dict(binding.value, depth + 1)
-        return None
-
-    def _shallow_copy_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        """``sd`` for ``sd.copy()``, ``dict(sd)``, ``OrderedDict(sd)``, ``copy.copy(sd)``,
-        ``{**sd}``, ``{k: v for k, v in sd.items()}`` (values kept or detached)."""
-        if isinstance(expr, cst.Call):
-            called = method_call(expr)
-            if called is not None and called[1] == "copy" and not expr.args:
-                qualname = self.ctx.names.qualname(expr.func)
-                if qualname is None:
-                    return called[0]
-            positional = positional_args(expr)
-            if len(positional) == 1 and len(expr.args) == 1:
-                qualname = self.ctx.names.qualname(expr.func) or ""
-                local = expr.func.value if isinstance(expr.func, cst.Name) and self.ctx.scopes.lookup(expr.func.value) is None else ""
-                if qualname in ("copy.copy", "collections.OrderedDict", "typing.OrderedDict") or local in ("dict", "OrderedDict"):
-                    return positional[0].value
-            return None
-        if isinstance(expr, cst.Dict) and expr.elements and isinstance(expr.elements[0], cst.StarredDictElement):
-            return expr.elements[0].value
-        if isinstance(expr, cst.DictComp):
-            clause = expr.for_in
-            if clause.inner_for_in is not None or not isinstance(clause.target, cst.Tuple) or len(clause.target.elements) != 2:
-                return None
-            value_name = clause.target.elements[1].value
-            called = method_call(clause.iter)
-            if called is None or called[1] != "items" or not isinstance(value_name, cst.Name):
-                return None
-            value = expr.value
-            viewed = detached_view(value)
-            if viewed is not None:
-                value = viewed[0]
-            if isinstance(value, cst.Name) and value.value == value_name.value:
-                return called[0]
-        return None
-
-    def _parameter_comprehension(self, expr: cst.BaseExpression) -> _Taken | None:
-        """``[p.data for p in model.parameters()]``, ``{n: p.detach() for n, p in m.named_parameters()}``."""
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            element = expr.elt
-        elif isinstance(expr, cst.DictComp):
-            element = expr.value
-        else:
-            return None
-        clause = expr.for_in
-        if clause.inner_for_in is not None:
-            return None
-        called = method_call(clause.iter)
-        if called is None or called[1] not in _PARAMETER_ITERATORS:
-            return None
-        target = clause.target
-        if called[1].startswith("named_"):
-            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
-                return None
-            target = target.elements[1].value
-        viewed = detached_view(element)
-        if viewed is None or not isinstance(target, cst.Name) or not (isinstance(viewed[0], cst.Name) and viewed[0].value == target.value):
-            return None
-        owner = called[0]
-        return _Taken("module", dotted_name(owner) or _short(owner), f"[p.detach().clone() for p in {_short(clause.iter, 30)}]")
-
-    def _detached(self, expr: cst.BaseExpression) -> tuple[_Taken, cst.BaseExpression] | None:
-        viewed = detached_view(expr)
-        if viewed is None:
-            return None
-        source, how = viewed
-        if isinstance(source, cst.Name) and source.value in ("self", "cls"):
+            return None  # the snapshot was taken where the name was bound
+        value = self.ctx.value(expr)
+        alias = _snapshot_alias(value)
+        origin = _origin(alias) if alias is not None else None
+        if origin is None:
+            return self._untyped_data(expr)
+        kind, source, how = origin
+        if isinstance(source, cst.Name) and source.value in ("self", "cls") and kind in ("param", "tensor"):
             return None  # ``self.data``: an attribute of an object
-        if not self.ctx.names.imports_torch:
-            return None
-        kind = self.ctx.tensors.kind(source)
-        if kind is NO:
-            return None
         qualname = self.ctx.names.qualname(source)
         if qualname is not None and not qualname.startswith("torch"):
             return None  # ``sys.stdout.detach()``
-        evidence = self.ctx.tensors.grad_evidence(source)
-        trained = evidence is not None and evidence.startswith(_PARAMETER_EVIDENCE)
-        text = _short(source)
-        whole = how == "data" and isinstance(expr, cst.Attribute) and expr.attr.value == "data"
-        fix = f"{text}.detach().clone()" if whole else f"{_short(expr)}.clone()"
-        return _Taken("param" if trained else "tensor", dotted_name(source) or text, fix), source
+        text = dotted_name(source) or _short(source)
+        root = source.value if isinstance(source, cst.Name) else None
+        origin = source if isinstance(source, cst.Name) and not _contains(expr, source) and self._elsewhere(source) else None
+        if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
+            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, origin), root
+        if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            fix = _short(_copying_elements(expr), 70)  # the elements alias: copy each one
+        elif value.alias is None:
+            fix = f"copy.deepcopy({_short(expr)})"
+        elif how is AliasHow.DATA and isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            fix = f"{_short(source)}.detach().clone()"
+        else:
+            fix = f"{_short(expr)}.clone()"
+        return _Taken(kind, text, fix, origin=origin), root
 
-    def _snapshot(self, expr: cst.BaseExpression) -> tuple[_Taken, str | None] | None:
-        """``(what it aliases, the plain local name the source is read from)``, or None."""
-        taken = self._state_dict(expr) if not isinstance(expr, cst.Name) else None
-        if taken is not None:
-            return taken, None
-        detached = self._detached(expr)
-        if detached is not None:
-            taken, source = detached
-            root = source.value if isinstance(source, cst.Name) else None
-            return taken, root
-        taken = self._parameter_comprehension(expr)
-        if taken is not None:
-            return taken, None
-        if isinstance(expr, cst.IfExp):  # ``model.module.state_dict() if ddp else model.state_dict()``
-            return self._snapshot(expr.body) or self._snapshot(expr.orelse)
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            for element in expr.elements:
-                found = self._snapshot(element.value)
-                if found is not None:
-                    return found
-        if isinstance(expr, cst.Dict):
-            for item in expr.elements:
-                if isinstance(item, cst.DictElement):
-                    found = self._snapshot(item.value)
-                    if found is not None:
-                        return found
-        return None
+    def _elsewhere(self, name: cst.Name) -> bool:
+        """Whether ``name`` reads a variable of another function (a helper that returned it)."""
+        here = self.ctx.scopes.enclosing_function()
+        for binding in self.ctx.bindings_of(name):
+            scope = binding.scope
+            while scope is not None and scope.node is not here and scope.parent is not None and scope.kind is ScopeKind.COMPREHENSION:
+                scope = scope.parent
+            if scope is not None and scope.node is not here and scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+                return True
+        return False
+
+    def _untyped_data(self, expr: cst.BaseExpression) -> tuple[_Taken, str | None] | None:
+        """``x.data`` of a receiver the file does not type: a tensor's alias only if it is
+        changed in place later (no trained-state evidence)."""
+        viewed = detached_view(expr)
+        if viewed is None or viewed[1] != "data" or not self.ctx.names.imports_torch:
+            return None
+        source = viewed[0]
+        if isinstance(source, cst.Name) and source.value in ("self", "cls"):
+            return None
+        if self.ctx.value(source).kind is not Kind.UNKNOWN:
+            return None  # typed receivers got their alias from the model (or are no tensors)
+        qualname = self.ctx.names.qualname(source)
+        if qualname is not None and not qualname.startswith("torch"):
+            return None
+        text = dotted_name(source) or _short(source)
+        whole = isinstance(expr, cst.Attribute) and expr.attr.value == "data"
+        fix = f"{_short(source)}.detach().clone()" if whole else f"{_short(expr)}.clone()"
+        return _Taken("tensor", text, fix), source.value if isinstance(source, cst.Name) else None
+
+    def _module_kept(self, value: cst.BaseExpression, target_name: str) -> tuple[_Taken, str | None] | None:
+        """``best_model = model``, ``self.target_net = self.policy_net``: a module kept by
+        reference under a name for a copy of a model."""
+        if not isinstance(value, (cst.Name, cst.Attribute)) or not naming.is_model_copy_name(target_name):
+            return None
+        if self.ctx.value(value).kind is not Kind.MODULE:
+            return None
+        text = dotted_name(value) or _short(value)
+        return _Taken("module", text, f"copy.deepcopy({_short(value)})"), value.value if isinstance(value, cst.Name) else None
 
     # -- the fix: a copy instead of the alias ------------------------------------------
-    def _fix(self, value: cst.BaseExpression, name: str | None) -> Fix | None:
+    def _fix(self, value: cst.BaseExpression, taken: _Taken, name: str | None) -> Fix | None:
         """A copy of the snapshot ``value`` when it is one itself (not one inside a display
         or a conditional). Safe when the name it is kept under says "kept for later"
         (``best``, ``prev``, ``history``): the code then means the old values."""
-        applicability = SAFE if name and is_snapshot_name(name) else UNSAFE
+        applicability = SAFE if name and naming.is_snapshot_name(name) else UNSAFE
         imports: tuple[str, ...] = ()
         old: cst.BaseExpression = value
-        if isinstance(value, cst.Name):
-            return None
-        if self._state_dict(value) is not None:
-            inner = value
-            while method_call(inner) is None or method_call(inner)[1] != "state_dict":  # type: ignore[index]
-                shallow = self._shallow_copy_of(inner)
-                if shallow is None:
-                    break
-                inner = shallow
+        if isinstance(value, (cst.Name, cst.Attribute)) and taken.kind == "module" and detached_view(value) is None:
+            new, imports = deepcopy_call(self.ctx, value)  # ``best_model = model``
+            return Fix(UNSAFE, ((old, keep_parens(old, new)),), imports)
+        if taken.kind in ("module", "optimizer"):
+            inner = self._state_dict_call(value)
+            if inner is None:
+                return None
             new, imports = deepcopy_call(self.ctx, inner)
-        elif self._detached(value) is not None:
+        elif detached_view(value) is not None:
             source, how = detached_view(value)  # type: ignore[misc]
             whole = how == "data" and isinstance(value, cst.Attribute)
             new = detach_clone(source) if whole else call_method(as_receiver(value), "clone")
-        elif self._parameter_comprehension(value) is not None:
-            old = value.value if isinstance(value, cst.DictComp) else value.elt  # type: ignore[union-attr]
+        elif isinstance(value, (cst.ListComp, cst.DictComp)) and detached_view(value.value if isinstance(value, cst.DictComp) else value.elt) is not None:
+            old = value.value if isinstance(value, cst.DictComp) else value.elt
             source, how = detached_view(old)  # type: ignore[misc]
             whole = how == "data" and isinstance(old, cst.Attribute)
             new = detach_clone(source) if whole else call_method(as_receiver(old), "clone")
@@ -327,15 +283,40 @@ class AliasedSnapshot(Checker):
             return None
         return Fix(applicability, ((old, keep_parens(old, new)),), imports)
 
+    def _state_dict_call(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The ``x.state_dict()`` call ``value`` is, or is a shallow copy of (through ``dict(...)``,
+        ``.copy()``, ``copy.copy(...)``, ``OrderedDict(...)``); None inside displays."""
+        for _ in range(4):
+            called = method_call(value)
+            if called is not None and called[1] == "state_dict":
+                return value
+            if called is not None and called[1] == "copy" and not value.args:  # type: ignore[attr-defined]
+                value = called[0]
+                continue
+            if isinstance(value, cst.Call) and len(value.args) == 1 and len(positional_args(value)) == 1:
+                value = value.args[0].value
+                continue
+            return None
+        return None
+
     # -- where is it kept ---------------------------------------------------------
-    def _is_local(self, name: str) -> bool:
-        binding = self.ctx.scopes.lookup(name)
-        if binding is None or binding.kind in ("param", "import", "def", "class"):
+    def _is_local(self, name: cst.Name) -> bool:
+        bindings = self.ctx.bindings_of(name)
+        if not bindings:
             return False
-        return self.ctx.scopes.current.bindings.get(name) is binding
+        scope = self.ctx.scopes.current
+        return all(b.kind not in (BindingKind.PARAMETER, BindingKind.IMPORT, BindingKind.FUNCTION, BindingKind.CLASS) and b.scope is scope for b in bindings)
 
     def _keep(self, node: cst.CSTNode, value: cst.BaseExpression, target: cst.BaseExpression, point: Point) -> None:
-        found = self._snapshot(value)
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+            for left, right in zip(target.elements, value.elements):  # ``prev_w, prev_b = w.detach(), b.detach()``
+                self._keep(node, right.value, left.value, point)
+            return
+        found = self._taken(value)
+        if found is None and isinstance(target, cst.Name):
+            found = self._module_kept(value, target.value)
+        if found is None and isinstance(target, cst.Attribute):
+            found = self._module_kept(value, target.attr.value)
         if found is None:
             return
         taken, root = found
@@ -350,13 +331,13 @@ class AliasedSnapshot(Checker):
             snapshot.escape, snapshot.escape_name = f"stored on `{_short(target, 30)}`", target.attr.value
         elif isinstance(target, cst.Subscript):
             container = target.value
-            if isinstance(container, cst.Name) and self._is_local(container.value):
+            if isinstance(container, cst.Name) and self._is_local(container):
                 snapshot.holder = container.value
             else:
                 snapshot.escape, snapshot.escape_name = f"stored in `{_short(container, 30)}`", _identifier(container) or ""
         else:
             return
-        snapshot.fix = self._fix(value, snapshot.holder or snapshot.escape_name)
+        snapshot.fix = self._fix(value, taken, snapshot.holder or snapshot.escape_name)
         self._states[-1].snapshots.append(snapshot)
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -374,19 +355,19 @@ class AliasedSnapshot(Checker):
 
     def leave_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _CONTAINER_ADDERS and node.args:
+        if isinstance(func, cst.Attribute) and func.attr.value in CONTAINER_ADDERS and node.args:
             item = node.args[-1] if func.attr.value == "insert" else node.args[0]
             container = func.value
-            if item.keyword is None and not item.star and self.ctx.tensors.kind(container) is not YES:
-                found = self._snapshot(item.value)
+            if item.keyword is None and not item.star and not self.ctx.value(container).is_tensor:
+                found = self._taken(item.value)
                 if found is not None:
                     taken, root = found
                     snapshot = _Snapshot(node, self.ctx.top_statement, _short(item.value), taken, self.ctx.flow.point(), source_root=root)
-                    if isinstance(container, cst.Name) and self._is_local(container.value):
+                    if isinstance(container, cst.Name) and self._is_local(container):
                         snapshot.holder = container.value
                     else:
                         snapshot.escape, snapshot.escape_name = f"kept in `{_short(container, 30)}`", _identifier(container) or ""
-                    snapshot.fix = self._fix(item.value, snapshot.holder or snapshot.escape_name)
+                    snapshot.fix = self._fix(item.value, taken, snapshot.holder or snapshot.escape_name)
                     self._states[-1].snapshots.append(snapshot)
         self._record_write(node)
 
@@ -395,20 +376,61 @@ class AliasedSnapshot(Checker):
         changes = self._states[-1].changes
         if isinstance(node, cst.Call):
             called = method_call(node)
-            if called is not None and called[1] == "load_state_dict" and self._is_module(called[0]):
-                owner = dotted_name(called[0])
-                if owner is not None:
-                    changes.append(_Change(self.ctx.flow.point(), "load", owner, f"`{_short(node.func)}(...)`"))
+            if called is not None and called[1] == "load_state_dict":
+                self._record_load(node, called[0])
                 return
             callee = self.ctx.names.torch_qualname(node.func) or ""
             if callee.startswith("torch.nn.init.") and callee.endswith("_") and node.args:
                 self._add_write(node.args[0].value, f"`{callee.rsplit('.', 1)[-1]}(...)`")
                 return
+            call = self._call_change(node)
+            if call is not None:
+                changes.append(_Change(self.ctx.flow.point(), "call", None, f"`{_short(node.func)}(...)`", call))
         write = inplace_write(node)
         if write is None:
             return
         written, operation = write
         self._add_write(written, f"in-place `{_short(written, 30)}{operation}`")
+
+    def _record_load(self, node: cst.Call, owner_expr: cst.BaseExpression) -> None:
+        """``model.load_state_dict(sd)`` changes ``model``, unless ``sd`` is ``model``'s own
+        state (restoring a snapshot of it into it changes nothing it shares)."""
+        owner = dotted_name(owner_expr)
+        if owner is None or self.ctx.value(owner_expr).kind not in (Kind.MODULE, Kind.UNKNOWN, Kind.OPTIMIZER):
+            return
+        positional = positional_args(node)
+        if positional:
+            alias = _snapshot_alias(self.ctx.value(positional[0].value))
+            origin = _origin(alias) if alias is not None else None
+            if origin is not None and dotted_name(origin[1]) == owner:
+                return
+        self._states[-1].changes.append(_Change(self.ctx.flow.point(), "load", owner, f"`{_short(node.func)}(...)`"))
+
+    def _call_change(self, node: cst.Call) -> _CallChange | None:
+        """A call that may change a module, parameters or an optimizer it is given."""
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name is None or self.ctx.names.qualname(func) is not None:
+            return None  # torch.save(...), np.mean(...): library calls that do not train
+        if isinstance(func, cst.Name) and self.ctx.model.is_builtin(func) and name in _HARMLESS_BUILTINS:
+            return None
+        receiver = None
+        if isinstance(func, cst.Attribute):
+            if name in _HARMLESS_METHODS:
+                return None
+            receiver_kind = self.ctx.value(func.value).kind
+            if receiver_kind in (Kind.TENSOR, Kind.CONTAINER, Kind.SCALAR, Kind.ARRAY):
+                return None
+            root = dotted_name(func.value)
+            receiver = _root(root) if root else None
+        function = self.ctx.value(func).function
+        local = isinstance(function, cst.FunctionDef)
+        trains = self.ctx.model.trains(function) if local else naming.is_training_call(name, receiver)  # type: ignore[arg-type]
+        reads = frozenset(names_read(cst.List([cst.Element(argument.value) for argument in node.args]))) if node.args else frozenset()
+        optimizer_given = any(self.ctx.value(argument.value).kind is Kind.OPTIMIZER for argument in node.args)
+        if not (trains or optimizer_given):
+            return None
+        return _CallChange(reads, receiver, trains, local, optimizer_given)
 
     def _add_write(self, written: cst.BaseExpression, text: str) -> None:
         tensor = written_tensor(written)
@@ -420,37 +442,42 @@ class AliasedSnapshot(Checker):
         changes.append(_Change(point, "write", dotted, text))
         if isinstance(tensor, cst.Name):
             # ``for p in model.parameters(): p.add_(...)`` changes ``model``'s state.
-            binding = self.ctx.scopes.lookup(tensor.value)
-            if binding is not None and binding.kind in ("for", "comprehension") and binding.value is not None:
-                called = method_call(binding.value)
-                if called is not None and called[1] in _PARAMETER_ITERATORS:
-                    owner = dotted_name(called[0])
-                    if owner is not None:
-                        changes.append(_Change(point, "write", owner, text))
+            for binding in self.ctx.bindings_of(tensor):
+                if binding.kind in (BindingKind.LOOP_TARGET, BindingKind.COMPREHENSION_TARGET) and binding.value is not None:
+                    called = method_call(binding.value)
+                    if called is not None and called[1] in PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS:
+                        owner = dotted_name(called[0])
+                        if owner is not None:
+                            changes.append(_Change(point, "write", owner, text))
 
     # -- decision -------------------------------------------------------------------
+    def _relevant(self, change: _Change, taken: _Taken) -> bool:
+        if change.kind in ("write", "load"):
+            return taken.kind != "optimizer" and change.written is not None and _changes(change.written, taken.source, change.kind == "load")
+        if taken.kind not in _TRAINED:
+            return False
+        if change.kind == "step":
+            return not (taken.kind == "optimizer" and change.written is not None and not _changes(change.written, taken.source, True))
+        call = change.call
+        assert call is not None
+        root = _root(taken.source)
+        given = root in call.reads or root == call.receiver
+        if call.local:
+            # A local function that trains: given the model (or its holder), or reaching
+            # it by itself (a method of the same object, a closure, a global).
+            return call.trains and (given or not call.reads or root == "self")
+        # An unknown function: named like training and given it (or given nothing), or
+        # given it together with an optimizer (``run(model, opt)``).
+        return (call.trains and (given or (not call.reads and call.receiver is None))) or (given and call.optimizer_given)
+
     def _changes_of(self, snapshot: _Snapshot, state: _State) -> list[_Change]:
-        taken = snapshot.taken
-        found = []
-        if taken.kind != "optimizer":
-            found = [
-                change
-                for change in state.changes
-                if change.written is not None and _changes(change.written, taken.source, change.kind == "load")
-            ]
-        if taken.kind in _TRAINED:
-            root = _root(taken.source)
+        found = [change for change in state.changes if self._relevant(change, snapshot.taken)]
+        if snapshot.taken.kind in _TRAINED:
             for event in self.ctx.flow.call_events:
-                if event.kind == "train":
-                    # ``train(model, loader, optimizer)``, ``self.train_epoch()``, ``train()``:
-                    # not ``train(student)`` for a snapshot of ``teacher``.
-                    if event.node.args and root not in names_read(event.node):
-                        continue
-                    found.append(_Change(event.point, "train", event.target, f"`{_short(event.node.func)}(...)`"))
-                elif event.kind == "step":
-                    if taken.kind == "optimizer" and event.target is not None and not _changes(event.target, taken.source, True):
-                        continue
-                    found.append(_Change(event.point, "step", event.target, f"`{_short(event.node.func)}()`"))
+                if event.kind == "step":
+                    change = _Change(event.point, "step", event.target, f"`{_short(event.node.func)}()`")
+                    if self._relevant(change, snapshot.taken):
+                        found.append(change)
         return found
 
     def _decide(self, state: _State) -> None:
@@ -461,7 +488,7 @@ class AliasedSnapshot(Checker):
             changes = self._changes_of(snapshot, state)
             source_kills = [event.point for event in names.get(snapshot.source_root or "", ()) if event.store] if snapshot.source_root else []
             if snapshot.escape is not None:
-                if snapshot.taken.kind in _TRAINED and is_snapshot_name(snapshot.escape_name):
+                if snapshot.taken.kind in _TRAINED and (snapshot.taken.state or naming.is_model_copy_name(snapshot.escape_name)):
                     # Kept under a name that says "snapshot" (``self.best``, ``history``) while
                     # the source trains on: a reference kept on purpose has another name.
                     self._report(snapshot, f"{snapshot.escape} while `{snapshot.taken.source}` keeps training")
@@ -495,9 +522,38 @@ class AliasedSnapshot(Checker):
         return None
 
     def _report(self, snapshot: _Snapshot, reason: str) -> None:
-        details = {"snapshot": snapshot.text, "source": snapshot.taken.source, "reason": reason, "fix": snapshot.taken.fix}
-        message = self.spec.message.format_map(details)
-        self.ctx.report(snapshot.node, self.code, message, snapshot.fix, top=snapshot.top)
+        node, top, fix, text = snapshot.node, snapshot.top, snapshot.fix, snapshot.text
+        origin = snapshot.taken.origin
+        if isinstance(origin, cst.Name):
+            # Made in a helper and returned: reported where the alias is made (the fix is there).
+            origin_top = self.ctx.model.top_statement_of(origin)
+            if origin_top is not None:
+                node, top, fix = origin, origin_top, None
+                text = f"{snapshot.text} (returned by a helper)"
+        self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
+
+
+def _copying_elements(comprehension: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> cst.BaseExpression:
+    """The comprehension with a copy of each element: ``{n: p.detach().clone() for ...}``."""
+    element = comprehension.value if isinstance(comprehension, cst.DictComp) else comprehension.elt
+    viewed = detached_view(element)
+    copied = call_method(as_receiver(element), "clone") if viewed is not None else detach_clone(element)
+    if isinstance(comprehension, cst.DictComp):
+        return comprehension.with_changes(value=copied)
+    return comprehension.with_changes(elt=copied)
+
+
+def _contains(expr: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``expr`` or inside it."""
+    from torchcopy_lint.walker import iter_children
+
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return True
+        pending.extend(iter_children(current))
+    return False
 
 
 def _identifier(expr: cst.BaseExpression) -> str | None:

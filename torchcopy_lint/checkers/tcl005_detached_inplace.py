@@ -21,7 +21,8 @@ import libcst as cst
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
-from torchcopy_lint.analysis.tensors import NO
+from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -37,6 +38,8 @@ class _Write:
     operation: str
     requires_grad: bool
     fix: Fix | None = None
+    holder: str = ""  # the name bound to the detached alias (``d``)
+    outlives: str | None = None  # why the source is used after this function anyway
 
 
 @dataclass
@@ -89,7 +92,7 @@ class DetachedInplace(Checker):
 
     # -- is it a tensor's detached view -----------------------------------------------
     def _tensor_source(self, source: cst.BaseExpression) -> bool:
-        if not self.ctx.names.imports_torch or self.ctx.tensors.kind(source) is NO:
+        if not self.ctx.names.imports_torch or self.ctx.value(source).surely_not_tensor:
             return False
         qualname = self.ctx.names.qualname(source)
         return qualname is None or qualname.startswith("torch")  # not ``sys.stdout.detach()``
@@ -155,21 +158,53 @@ class DetachedInplace(Checker):
         view = written_tensor(written)  # ``d``, for ``d[0]``, ``d.view(-1)``, ``d.data``
         if not isinstance(view, cst.Name):
             return
-        binding = self.ctx.scopes.lookup(view.value)
-        if binding is None or binding.kind not in ("assign", "annassign", "walrus") or binding.value is None:
-            return
-        if binding.index is not None:
-            return
-        source = self._detached_source(binding.value)
-        if source is None:
+        alias = self.ctx.value(view).alias  # through views and ``d /= ...`` the model keeps it
+        source_value: Value | None = alias.source_value if alias is not None else None
+        if alias is None or alias.how not in (AliasHow.DETACH, AliasHow.DATA):
+            # ``d = x.data`` of an ``x`` the file does not type: written in place like a tensor.
+            untyped = self._untyped_data(view)
+            if untyped is None:
+                return
+            source, source_value = untyped, self.ctx.value(untyped)
+        else:
+            source = alias.source
+        if not self._tensor_source(source):
             return
         dotted = dotted_name(source)
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source
-        evidence = self.ctx.tensors.grad_evidence(source)
         state = self._states[-1]
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, evidence is not None, _clone_after_detach(binding.value))
+        fix = None
+        bindings = self.ctx.bindings_of(view)
+        if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
+            fix = _clone_after_detach(bindings[0].value)
+        assert source_value is not None
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, self._outlives(source, source_value))
         state.writes.append(record)
+
+    def _untyped_data(self, view: cst.Name) -> cst.BaseExpression | None:
+        """``x`` when ``view`` is bound (once) to ``x.data`` and the file does not type ``x``."""
+        bindings = self.ctx.bindings_of(view)
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].path:
+            return None
+        viewed = detached_view(bindings[0].value)
+        if viewed is None or viewed[1] != "data" or self.ctx.value(viewed[0]).kind is not Kind.UNKNOWN:
+            return None
+        return viewed[0]
+
+    def _outlives(self, source: cst.BaseExpression, value: Value) -> str | None:
+        """Why ``source`` is used after the function even if this function does not read it
+        again: a module's parameter or a gradient, the caller's tensor, an attribute."""
+        root = source
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if value.grad is Grad.LEAF:
+            return f"`{_short(source)}` is a parameter"
+        if value.why == "a gradient":
+            return f"`{_short(source)}` is a gradient the optimizer reads"
+        if isinstance(root, cst.Name) and any(binding.kind is BindingKind.PARAMETER for binding in self.ctx.bindings_of(root)):
+            return f"`{_short(source)}` is the caller's tensor" if root is source else f"`{_short(source)}` outlives the call"
+        return None
 
     leave_Call = leave_AugAssign = _record
 
@@ -187,6 +222,12 @@ class DetachedInplace(Checker):
         if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "detach":
             return
         state.watched[dotted].append((self.ctx.flow.point(), isinstance(parent, cst.AssignTarget)))
+
+    @staticmethod
+    def _read_again(write: _Write, names: dict) -> bool:
+        events = names.get(write.holder, [])
+        kills = [event.point for event in events if event.store]
+        return any(not event.store and may_flow(write.point, event.point, kills) for event in events)
 
     # -- decision -------------------------------------------------------------------------
     def _decide(self, state: _State) -> None:
@@ -210,6 +251,10 @@ class DetachedInplace(Checker):
                 reason = f"and `{write.source}` is used afterwards"
             elif write.requires_grad and earlier and any(may_flow(write.point, point, kills) for point in backwards):
                 reason = "and a later backward() needs its old value"
+            elif write.outlives is not None and self._read_again(write, names):
+                # ``d = layer.weight.detach(); d /= d.norm(); return d``: used as a value of
+                # its own, while the write changed the module's weight.
+                reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"
             if reason is not None:
                 details = {"view": write.view, "source": write.source, "operation": write.operation, "reason": reason}
                 self.ctx.report(write.node, self.code, self.spec.message.format_map(details), write.fix, top=write.top)

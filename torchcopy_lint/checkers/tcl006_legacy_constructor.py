@@ -7,29 +7,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, method_call, names_read, positional_args
-from torchcopy_lint.analysis.tensors import YES
+from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
+from torchcopy_lint.analysis.cst_helpers import code_of, method_call, positional_args
+from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTORS, LEGACY_DTYPES
+from torchcopy_lint.analysis.values import Kind
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import append_args, keyword, torch_attr
 from torchcopy_lint.fixes.model import SAFE, Fix
 
 # Legacy type constructor -> the dtype it builds (None: the default dtype).
-_DTYPES = {
-    "Tensor": None,
-    "FloatTensor": "torch.float32",
-    "DoubleTensor": "torch.float64",
-    "HalfTensor": "torch.float16",
-    "BFloat16Tensor": "torch.bfloat16",
-    "LongTensor": "torch.int64",
-    "IntTensor": "torch.int32",
-    "ShortTensor": "torch.int16",
-    "CharTensor": "torch.int8",
-    "ByteTensor": "torch.uint8",
-    "BoolTensor": "torch.bool",
-}
-LEGACY_CONSTRUCTORS = frozenset(
-    {f"torch.{name}" for name in _DTYPES} | {f"torch.cuda.{name}" for name in _DTYPES if name != "Tensor"}
-)
+_DTYPES: dict[str, str | None] = {"Tensor": None, **{f"{kind}Tensor": dtype for kind, dtype in LEGACY_DTYPES.items()}}
 
 _SIZE_BUILTINS = frozenset({"len", "int", "max", "min", "round", "abs", "sum"})
 _DATA_BUILTINS = frozenset({"list", "tuple", "range", "map", "zip", "sorted", "reversed", "filter"})
@@ -66,7 +53,7 @@ class LegacyConstructor(Checker):
             what = SIZES
         else:
             value = positional[0].value
-            if self.ctx.tensors.kind(value) is YES:
+            if self.ctx.value(value).is_tensor:
                 return  # one tensor argument: TCL002 tensor-copy-construct
             what = self._classify(value, 0)
         if what == BUFFER:
@@ -131,7 +118,7 @@ class LegacyConstructor(Checker):
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
             return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)  # ``x.shape[0]``
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name) and expr.func.value in _INT_BUILTINS and self.ctx.scopes.lookup(expr.func.value) is None:
+            if isinstance(expr.func, cst.Name) and expr.func.value in _INT_BUILTINS and self.ctx.model.is_builtin(expr.func):
                 return True
             found = method_call(expr)
             if found is not None and (found[1] in ("dim", "numel") or (found[1] == "size" and expr.args)):
@@ -144,9 +131,9 @@ class LegacyConstructor(Checker):
         if isinstance(expr, cst.Call) and self.ctx.names.qualname(expr.func) == "torch.Size":
             return True
         if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
-            return self.ctx.tensors.kind(expr.value) is YES
+            return self.ctx.value(expr.value).is_tensor
         found = method_call(expr)
-        return found is not None and found[1] == "size" and not expr.args and self.ctx.tensors.kind(found[0]) is YES  # type: ignore[attr-defined]
+        return found is not None and found[1] == "size" and not expr.args and self.ctx.value(found[0]).is_tensor  # type: ignore[attr-defined]
 
     def _certain_data(self, expr: cst.BaseExpression, depth: int) -> bool:
         if depth > _MAX_DEPTH:
@@ -157,7 +144,7 @@ class LegacyConstructor(Checker):
         if isinstance(expr, cst.ListComp):
             return True
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name) and expr.func.value in _LIST_BUILTINS and self.ctx.scopes.lookup(expr.func.value) is None:
+            if isinstance(expr.func, cst.Name) and expr.func.value in _LIST_BUILTINS and self.ctx.model.is_builtin(expr.func):
                 return True
             positional = positional_args(expr)
             return (
@@ -182,28 +169,37 @@ class LegacyConstructor(Checker):
     def _holds_tensor(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, (cst.List, cst.Tuple)):
             return any(self._holds_tensor(element.value) for element in expr.elements)
-        return self.ctx.tensors.kind(expr) is YES
+        return self.ctx.value(expr).is_tensor
 
     def _bound(self, expr: cst.BaseExpression, depth: int, test) -> bool:  # type: ignore[no-untyped-def]
         """``test`` on the value of a plain name that its scope binds once, by a simple assignment.
 
-        The scopes analysis keeps the latest binding; a name bound twice (``n = 3`` and, in a
-        branch or loop, ``n = [1.0, 2.0]``) may hold either at the call, so it is not followed.
+        A name bound twice (``n = 3`` and, in a branch or loop, ``n = [1.0, 2.0]``), grown
+        after it was made (``xs.append(...)``) or declared global may hold something else at
+        the call, so it is not followed.
         """
+        binding = self._only_binding(expr)
+        return binding is not None and bool(test(binding.value, depth + 1))
+
+    def _only_binding(self, expr: cst.BaseExpression) -> Binding | None:
         if not isinstance(expr, cst.Name):
-            return False
-        name = expr.value
-        for scope in reversed(self.ctx.scopes.scopes):
-            binding = scope.bindings.get(name)
-            if binding is not None:
-                break
-        else:
-            return False
-        if binding.kind not in ("assign", "annassign") or binding.value is None or scope.kind not in ("module", "function"):
-            return False
-        if _binding_count(scope.node, name) != 1 or _declared_global(self.ctx.module, name):
-            return False
-        return bool(test(binding.value, depth + 1))
+            return None
+        bindings = self.ctx.bindings_of(expr)
+        if len(bindings) != 1:
+            return None
+        binding = bindings[0]
+        scope = binding.scope
+        if (
+            binding.kind not in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION)
+            or binding.value is None
+            or binding.path
+            or binding.additions
+            or scope.kind not in (ScopeKind.MODULE, ScopeKind.FUNCTION)
+            or len(scope.every.get(binding.name, ())) != 1
+            or any(binding.name in other.declared_global | other.declared_nonlocal for other in self.ctx.model.records.scopes.values())
+        ):
+            return None
+        return binding
 
     def _classify(self, expr: cst.BaseExpression, depth: int) -> str:
         """Is a single argument a size, data, or unknown? SKIP when it is harmless."""
@@ -218,7 +214,10 @@ class LegacyConstructor(Checker):
         if isinstance(expr, cst.Float):
             return DATA  # a float is not a size; torch raises on it
         if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
-            return SIZES
+            # A tensor's shape is a torch.Size (sizes); a numpy array's or a gym space's is a
+            # plain tuple, which a legacy constructor takes as data: ``torch.Tensor((6,))``.
+            owner = self.ctx.value(expr.value)
+            return SIZES if owner.is_tensor else DATA if owner.kind is Kind.ARRAY else UNKNOWN
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
             return SIZES
         if isinstance(expr, cst.Subscript) and all(isinstance(element.slice, cst.Slice) for element in expr.slice):
@@ -231,9 +230,27 @@ class LegacyConstructor(Checker):
         if isinstance(expr, cst.Call):
             return self._classify_call(expr)
         if isinstance(expr, cst.Name):
-            binding = self.ctx.scopes.lookup(expr.value)
-            if binding is not None and binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
-                return self._classify(binding.value, depth + 1)
+            bindings = self.ctx.bindings_of(expr)
+            found = {self._classify_binding(binding, depth + 1) for binding in bindings}
+            if len(found) == 1:
+                return found.pop()
+            found.discard(SKIP)
+            return found.pop() if len(found) == 1 else UNKNOWN
+        value = self.ctx.value(expr)
+        if value.kind in (Kind.CONTAINER, Kind.ARRAY):
+            return SIZES if value.qualname == "torch.Size" else DATA
+        return UNKNOWN
+
+    def _classify_binding(self, binding: Binding, depth: int) -> str:
+        """What a name holds through one of its bindings: a container grown after it was
+        made (``tokens = []`` then ``tokens.append(t)`` or ``tokens += [t]``) is data."""
+        if binding.additions or (binding.kind is BindingKind.AUGMENTED and self.ctx.model.binding_value(binding).kind is Kind.CONTAINER):
+            return DATA
+        if binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS) and binding.value is not None and not binding.path:
+            return self._classify(binding.value, depth)
+        value = self.ctx.model.binding_value(binding)
+        if value.kind in (Kind.CONTAINER, Kind.ARRAY):
+            return SIZES if value.qualname == "torch.Size" else DATA
         return UNKNOWN
 
     def _classify_call(self, call: cst.Call) -> str:
@@ -244,7 +261,7 @@ class LegacyConstructor(Checker):
             return SKIP  # ``torch.ByteStorage._from_buffer(...)``: a tensor over that storage
         if callee is not None and callee.split(".")[0] in ("numpy", "pandas"):
             return DATA
-        if isinstance(call.func, cst.Name) and self.ctx.scopes.lookup(call.func.value) is None:
+        if isinstance(call.func, cst.Name) and self.ctx.model.is_builtin(call.func):
             if call.func.value in _SIZE_BUILTINS:
                 return SIZES
             if call.func.value in _DATA_BUILTINS:
@@ -298,59 +315,3 @@ def _instead(legacy: list[str], what: str) -> str:
     if what == DATA:
         return data
     return f"{sized} for sizes, {data} for data"
-
-
-def _binding_count(scope: cst.CSTNode, name: str) -> int:
-    """How many places in ``scope`` (not in nested functions, classes or lambdas) bind ``name``."""
-    from torchcopy_lint.walker import iter_children
-
-    count = 0
-    if isinstance(scope, cst.FunctionDef):
-        count += sum(1 for param in _params(scope.params) if param.name.value == name)
-        pending: list[cst.CSTNode] = [scope.body]
-    else:
-        pending = [scope]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            count += node.name.value == name
-            pending.extend(node.decorators)
-            continue  # its body is another scope
-        if isinstance(node, cst.Lambda):
-            continue
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName, cst.Del)):
-            target = node.name if isinstance(node, cst.AsName) else node.target
-            count += name in names_read(target)
-        elif isinstance(node, cst.CompFor):
-            pending.extend(child for child in iter_children(node) if child is not node.target)
-            continue  # a comprehension's own targets are its own
-        elif isinstance(node, cst.ImportAlias):
-            bound = node.asname.name if node.asname is not None else node.name
-            count += code_of(bound).split(".")[0] == name
-        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            count += node.name.value == name
-        pending.extend(iter_children(node))
-    return count
-
-
-def _params(params: cst.Parameters) -> list[cst.Param]:
-    found = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.append(star)
-    return found
-
-
-def _declared_global(module: cst.Module, name: str) -> bool:
-    """Whether a ``global`` or ``nonlocal`` statement anywhere names ``name``."""
-    from torchcopy_lint.walker import iter_children
-
-    pending: list[cst.CSTNode] = [module]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in node.names):
-            return True
-        if isinstance(node, (cst.BaseExpression,)):
-            continue  # statements only
-        pending.extend(iter_children(node))
-    return False

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, is_inplace_method
+from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
@@ -83,7 +84,10 @@ class LeafInplace(Checker):
             self.report(node, fix=self._fix(node), target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        evidence = self._evidence(node.target, node.value)
+        target = node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value  # ``w[ids] *= f`` writes ``w`` in place, whatever the index
+        evidence = self._evidence(target, node.value)
         if evidence is not None:
             operator = code_of(node.operator).strip()
             self.report(node, fix=self._fix(node), target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)

@@ -24,32 +24,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, is_inplace_method, keyword_arg, positional_args
-from torchcopy_lint.analysis.scopes import Binding
-from torchcopy_lint.analysis.tensors import YES
+from torchcopy_lint.analysis.bindings import Binding, BindingKind
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, keyword_arg, positional_args
+from torchcopy_lint.analysis.torch_api import writes_values
+from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import iter_children
 
-# Tensor methods that return the receiver itself (or a view of it) in some cases and a copy in others.
-MAYBE_COPY_METHODS = frozenset(
-    """
-    reshape reshape_as flatten contiguous to cpu cuda type float double half bfloat16 long int
-    short bool byte char cfloat cdouble numpy
-    """.split()
-)
-# torch functions of the same kind: the first positional argument is the source.
-MAYBE_COPY_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.as_tensor", "torch.asarray"})
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
-# Methods and attributes that always alias their receiver (a write to them is a write to it).
-VIEW_METHODS = frozenset(
-    """
-    view view_as t transpose swapaxes swapdims permute squeeze unsqueeze narrow select expand
-    expand_as detach diagonal unflatten movedim moveaxis unfold as_strided
-    """.split()
-)
-VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "mH", "real", "imag"})
-# Trailing-underscore methods that do not write values.
-NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "record_stream_"})
 # numpy methods that write the array in place.
 NUMPY_INPLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "itemset"})
 # Reading these does not read the tensor's values.
@@ -74,9 +56,10 @@ class Origin:
     """Where a written expression's memory may come from."""
 
     source: str  # "x", "self.weight": the expression that may or may not change
-    binding: Binding | None  # the source's (root name's) binding when the chain was formed
+    bindings: tuple[Binding, ...]  # the bindings of the source's root name where the chain was formed
     how: str  # "`x.reshape(...)` copies only for some layouts, dtypes or devices"
     numpy_result: bool  # the written object is a numpy array (``x.numpy()``)
+    outlives: str | None = None  # why the source is used after the write anyway
 
 
 @dataclass
@@ -161,122 +144,70 @@ class MaybeAliasWrite(Checker):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        # id(assignment node) -> (node, bound name, origin) for ``y = <maybe-copy chain>``.
-        self._origins: dict[int, tuple[cst.CSTNode, str, Origin]] = {}
-        # id(numpy array binding) -> [(binding, tensor name, assignment node, how)] for ``t = torch.from_numpy(a)``.
-        self._shared: dict[int, list[tuple[Binding, str, cst.CSTNode, str]]] = {}
+        # id(numpy array binding) -> [(tensor name, tensor binding, how)] for ``t = torch.from_numpy(a)``.
+        self._shared: dict[int, list[tuple[str, Binding, str]]] = {}
         self._pending: list[Pending] = []
         self._pending_keys: set[str] = set()
         self._pending_roots: set[str] = set()
 
     # -- resolving a written expression to its possible source --------------------
-    def _is_numpy(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Call):
-            qualname = self.ctx.names.qualname(expr.func)
-            if qualname is not None and qualname.split(".")[0] == "numpy":
-                return True
-            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy" and self.ctx.tensors.kind(expr.func.value) is YES
-        if isinstance(expr, cst.Name):
-            binding = self.ctx.scopes.lookup(expr.value)
-            if binding is None:
-                return False
-            if binding.kind == "param" and binding.annotation is not None:
-                return (self.ctx.names.qualname(binding.annotation) or "") in ("numpy.ndarray", "numpy.typing.NDArray")
-            if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
-                return self._is_numpy(binding.value, depth + 1)
-        return False
-
     def _resolve(self, expr: cst.BaseExpression) -> Origin | None:
-        how: str | None = None
-        numpy_result: bool | None = None
-        innermost: str | None = None  # "tensor" / "numpy": what the innermost conversion needs
-        for _ in range(16):
-            if isinstance(expr, cst.Subscript):
-                if not is_basic_index(expr):
-                    return None
-                expr = expr.value
-                continue
-            if isinstance(expr, cst.Attribute) and expr.attr.value in VIEW_ATTRIBUTES:
-                expr = expr.value
-                continue
-            if isinstance(expr, cst.Call):
-                func = expr.func
-                qualname = self.ctx.names.torch_qualname(func)
-                if qualname in MAYBE_COPY_FUNCTIONS or qualname == "torch.from_numpy":
-                    args = positional_args(expr)
-                    if not args or _is_true(keyword_arg(expr, "copy")):
-                        return None
-                    if numpy_result is None:
-                        numpy_result = False
-                    if qualname in MAYBE_COPY_FUNCTIONS and how is None:
-                        how = _describe(expr)
-                    innermost = "numpy" if qualname in NUMPY_SOURCED else "tensor"
-                    expr = args[0].value
-                    continue
-                if qualname is not None or not isinstance(func, cst.Attribute):
-                    return None
-                method = func.attr.value
-                if method in VIEW_METHODS:
-                    if numpy_result is None:
-                        numpy_result = False
-                    innermost = "tensor"
-                    expr = func.value
-                    continue
-                if method in MAYBE_COPY_METHODS:
-                    if _is_true(keyword_arg(expr, "copy")) or (method == "type" and not expr.args):
-                        return None
-                    if numpy_result is None:
-                        numpy_result = method == "numpy"
-                    if how is None:
-                        how = _describe(expr)
-                    innermost = "tensor"
-                    expr = func.value
-                    continue
-                return None
-            break
-        key = _key_of(expr)
-        if key is None:
+        """The maybe-alias ``expr``'s memory comes from, through views and names (the
+        semantic model follows them), or None."""
+        value = self.ctx.value(expr)
+        alias = value.alias
+        for _ in range(8):
+            if alias is None or alias.how is not AliasHow.VIEW:
+                break
+            alias = alias.source_value.alias
+        if alias is None or alias.how is not AliasHow.MAYBE:
             return None
-        binding = self.ctx.scopes.lookup(_root(key))
-        if how is None:
-            # No maybe-copy step yet: a name bound to such a chain carries its origin.
-            if isinstance(expr, cst.Name) and binding is not None:
-                recorded = self._origins.get(id(binding.node))
-                if recorded is not None and recorded[1] == expr.value:
-                    origin = recorded[2]
-                    if numpy_result is not None:
-                        origin = Origin(origin.source, origin.binding, origin.how, numpy_result)
-                    return origin
+        via = alias.via
+        # ``x.detach().cpu().numpy()``: on through the chain to the tensor it starts from.
+        for _ in range(8):
+            inner = alias.source_value.alias
+            if _key_of(alias.source) is not None or inner is None or inner.how not in (AliasHow.MAYBE, AliasHow.VIEW, AliasHow.DETACH, AliasHow.DATA):
+                break
+            alias = inner
+        source, source_value = alias.source, alias.source_value
+        key = _key_of(source)
+        if key is None or key in ("self", "cls") or source_value.kind not in (Kind.TENSOR, Kind.ARRAY):
             return None
-        if key in ("self", "cls"):
-            return None
-        if innermost == "numpy":
-            if not self._is_numpy(expr):
-                return None
-        elif self.ctx.tensors.kind(expr) is not YES:
-            return None
-        return Origin(key, binding, how, bool(numpy_result))
+        how = _describe(via) if isinstance(via, cst.Call) else f"`{key}` may be copied or not"
+        outlives = None
+        if any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(source)):
+            # The caller's tensor (or ``self.<attr>``, module state): used after the call.
+            outlives = f"`{key}` is the caller's tensor" if key == _root(key) else f"`{key}` outlives the call"
+        elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:
+            outlives = f"`{key}` is {'a gradient the optimizer reads' if source_value.why == 'a gradient' else 'a parameter'}"
+        return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives)
 
-    # -- recording chains -----------------------------------------------------------
+    def _root_bindings(self, expr: cst.BaseExpression) -> tuple[Binding, ...]:
+        """The bindings of ``expr``'s root name, and through ``x += ...`` (the same object,
+        changed in place) the bindings it updated."""
+        while isinstance(expr, cst.Attribute):
+            expr = expr.value
+        return self.ctx.model.same_object(self.ctx.bindings_of(expr)) if isinstance(expr, cst.Name) else ()
+
+    # -- numpy arrays that tensors were made from -----------------------------------
     def _record(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if value is None or not isinstance(target, cst.Name):
+        """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is used)."""
+        if value is None or not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
             return
-        origin = self._resolve(value)
-        if origin is not None:
-            self._origins[id(node)] = (node, target.value, origin)
-        if isinstance(value, cst.Call):
-            qualname = self.ctx.names.torch_qualname(value.func)
-            args = positional_args(value)
-            if qualname in NUMPY_SOURCED and args and isinstance(args[0].value, cst.Name) and not _is_true(keyword_arg(value, "copy")):
-                array = args[0].value
-                if qualname == "torch.from_numpy" or self._is_numpy(array):
-                    binding = self.ctx.scopes.lookup(array.value)
-                    if binding is not None:
-                        effect = "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
-                        how = f"`{target.value} = {qualname}({array.value})` {effect}"
-                        self._shared.setdefault(id(binding), []).append((binding, target.value, node, how))
+        qualname = self.ctx.names.torch_qualname(value.func)
+        args = positional_args(value)
+        if qualname not in NUMPY_SOURCED or not args or not isinstance(args[0].value, cst.Name) or _is_true(keyword_arg(value, "copy")):
+            return
+        array = args[0].value
+        if qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY:
+            return
+        made = self.ctx.model.binding_made_by(target)
+        if made is None:
+            return
+        effect = "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
+        how = f"`{target.value} = {qualname}({array.value})` {effect}"
+        for binding in self.ctx.bindings_of(array):
+            self._shared.setdefault(id(binding), []).append((target.value, made, how))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # Runs before the scope analysis binds the targets: lookups see the old bindings.
@@ -301,7 +232,7 @@ class MaybeAliasWrite(Checker):
         func = node.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if is_inplace_method(method) and method not in NON_VALUE_INPLACE:
+            if writes_values(method):
                 self._write(node, func.value, numpy_ok=False, tensor_ok=True)
             elif method in NUMPY_INPLACE_METHODS:
                 self._write(node, func.value, numpy_ok=True, tensor_ok=False)
@@ -325,23 +256,17 @@ class MaybeAliasWrite(Checker):
             base = base.value
         if not isinstance(base, cst.Name):
             return
-        binding = self.ctx.scopes.lookup(base.value)
-        if binding is None:
-            return
-        for _array_binding, tensor, assignment, how in self._shared.get(id(binding), ()):
-            tensor_binding = self.ctx.scopes.lookup(tensor)
-            if tensor_binding is not None and tensor_binding.node is assignment:
-                self._candidate(node, Origin(tensor, tensor_binding, how, False), written)
+        for binding in self._root_bindings(base):
+            for tensor, tensor_binding, how in self._shared.get(id(binding), ()):
+                self._candidate(node, Origin(tensor, (tensor_binding,), how, False), written)
 
     def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression) -> None:
         target = written
         while isinstance(target, cst.Subscript):
             target = target.value
         pending = Pending(node, self.ctx.top_statement, origin, code_of(target))
-        if origin.binding is not None and origin.binding.kind == "param":
-            # The caller's tensor (or ``self.<attr>``, module state): used after the call.
-            outlives = "is the caller's tensor" if origin.source == _root(origin.source) else "outlives the call"
-            self._report(pending, f"`{origin.source}` {outlives}")
+        if origin.outlives is not None:
+            self._report(pending, origin.outlives)
             return
         # In a loop that keeps the source, the next iteration reads it.
         for loop in self.ctx.flow.loops:
@@ -354,8 +279,7 @@ class MaybeAliasWrite(Checker):
 
     def _report(self, pending: Pending, why: str) -> None:
         origin = pending.origin
-        message = self.spec.message.format(target=pending.target, source=origin.source, how=origin.how, why=why)
-        self.ctx.report(pending.node, self.code, message, top=pending.top)
+        self.report(pending.node, top=pending.top, target=pending.target, source=origin.source, how=origin.how, why=why)
 
     # -- later uses of a source --------------------------------------------------------
     def _use(self, node: cst.Name | cst.Attribute, key: str) -> None:
@@ -367,10 +291,10 @@ class MaybeAliasWrite(Checker):
             return
         if _metadata_context(parents, node):
             return
-        binding = self.ctx.scopes.lookup(_root(key))
+        used = {id(binding) for binding in self._root_bindings(node)}
         remaining = []
         for pending in self._pending:
-            if pending.origin.source == key and pending.origin.binding is binding:
+            if pending.origin.source == key and used & {id(binding) for binding in pending.origin.bindings}:
                 self._report(pending, f"`{key}` is used afterwards")
             else:
                 remaining.append(pending)

@@ -1,31 +1,34 @@
-"""TCL009 graph-accumulation: tensors with autograd history kept across training-loop
-iterations (see rules/TCL009-graph-accumulation.md).
+"""TCL009 graph-accumulation: tensors with autograd history kept across loop iterations
+(see rules/TCL009-graph-accumulation.md).
 
 An accumulation (``total += loss``, ``total = total + loss``, ``losses.append(loss)``,
-``history[k] = out``) of a value with grad evidence is recorded as a candidate with
-the loops around it. When the walk leaves a loop, the candidates in it are reported if
-the loop (anywhere in its body, after the accumulation too) calls ``backward()`` or
-steps an optimizer (``FlowTracker.events_in``) and the accumulator survives the loop's
-iterations: it is bound outside the loop, not reset by a plain assignment at the top
-level of the loop's body, and not itself what ``backward()`` is called on in the loop
-(gradient accumulation over several batches consumes the accumulated graph).
+``history[k] = out``, ``totals[k] += v``, ``outs = torch.cat([outs, out])``) of a value the
+semantic model shows to carry a graph (a loss, a module output, arithmetic on a parameter:
+``Value.has_history``), made while autograd records, inside a loop, is a candidate. When
+the function ends it is reported if the accumulator survives the loop's iterations (bound
+outside the loop and not reset at the top level of its body) and the accumulated graph is
+not consumed on purpose: ``backward()`` called on the accumulator, or on something
+computed from it (gradient accumulation, REINFORCE's ``torch.stack(log_probs).sum()``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis.bindings import BindingKind, FunctionInfo
+from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
-from torchcopy_lint.analysis.scopes import Binding
+from torchcopy_lint.analysis.values import Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
 APPENDING_METHODS = frozenset({"append", "appendleft", "insert", "extend", "add_"})
-PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
+_NO_STEP = "without a training step"
+_MAX_DERIVATION = 64  # bindings followed back from a backward() call
 CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -33,11 +36,22 @@ CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concate
 class Candidate:
     node: cst.CSTNode
     top: cst.CSTNode | None
+    loops: tuple[LoopNode, ...]  # the loops around the accumulation, outermost first
     accumulator: str  # "total_loss", "self.losses", "history"
-    binding: Binding | None  # binding of the accumulator's root name at the accumulation
+    root: cst.Name | None  # the accumulator's root name node at the accumulation
     evidence: str
     value: str
-    done: bool = False
+    event: str  # the strongest step event of the innermost loop, filled at the loop's end
+
+
+@dataclass
+class _Frame:
+    """Per function: candidates, and the names that backward() is called on (through
+    what they were computed from)."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    backward_reads: set[str] = field(default_factory=set)
+    evaluates: bool = False  # named like evaluation, or calls ``.eval()``
 
 
 def _accumulator_key(expr: cst.BaseExpression) -> str | None:
@@ -45,6 +59,12 @@ def _accumulator_key(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return dotted_name(expr)
+
+
+def _root_name(expr: cst.BaseExpression) -> cst.Name | None:
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
 
 
 def _has_clone(expr: cst.BaseExpression) -> bool:
@@ -103,117 +123,206 @@ def _resets(loop: LoopNode, key: str) -> bool:
     return False
 
 
+def _with_history(value: Value) -> Value | None:
+    """The value itself, or what a container of it holds, when it carries a graph."""
+    if value.has_history:
+        return value
+    if value.kind is Kind.CONTAINER:
+        for held in (value.element, *(value.items or ())):
+            if held is not None and held.has_history:
+                return held
+    return None
+
+
 class GraphAccumulation(Checker):
     code = "TCL009"
-    triggers = ("backward", ".step(")
+    triggers = ("for ", "while ")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._candidates: dict[int, list[Candidate]] = {}  # id(loop) -> candidates inside it
-        # id(loop) -> dotted names that backward() is called on in it (``acc.backward()``,
-        # ``scaler.scale(acc / k).backward()``, ``torch.autograd.backward(acc)``).
-        self._backward_on: dict[int, set[str]] = {}
+        self._frames: list[_Frame] = []
+        self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
+        self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
+        self._helpers: dict[int, list[tuple[int, str]]] = {}  # id(function) -> (parameter index, accumulator) it accumulates
 
-    # -- evidence that an accumulated value carries a graph ----------------------
-    def _evidence(self, expr: cst.BaseExpression, depth: int = 0) -> str | None:
-        if depth > 3:
-            return None
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            for element in expr.elements:
-                found = self._evidence(element.value, depth + 1)
-                if found:
-                    return found
-            return None
-        if isinstance(expr, cst.Dict):
-            for element in expr.elements:
-                if isinstance(element, cst.DictElement):
-                    found = self._evidence(element.value, depth + 1)
-                    if found:
-                        return found
-            return None
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self._evidence(expr.elt, depth + 1)
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "sum" and self.ctx.scopes.lookup("sum") is None:
-            args = positional_args(expr)
-            return self._evidence(args[0].value, depth + 1) if args else None
-        evidence = self.ctx.tensors.grad_evidence(expr)
-        if evidence == "a loss" and isinstance(expr, cst.Name) and not self._computes_loss(expr):
-            return None
-        return evidence
+    # -- frames -------------------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self._frames.append(_Frame())
 
-    def _computes_loss(self, name: cst.Name) -> bool:
-        """Whether a loss-named variable is evidence of a graph: ``val_loss = evaluate(...)``
-        (a helper that likely returns ``.item()``) is not; ``loss = criterion(...)``,
-        ``loss = self.compute_loss(...)``, ``loss = out.sum()`` are."""
-        binding = self.ctx.scopes.lookup(name.value)
-        if binding is None or binding.value is None or binding.kind not in ("assign", "annassign", "walrus"):
-            return True
-        value = binding.value
-        if self.ctx.tensors.grad_evidence(value) is not None:
-            return True  # evidence from the value itself, not from the name
-        if isinstance(value, cst.Call):
-            func = value.func
-            if self.ctx.names.torch_qualname(func) is not None:
-                return True  # F.cross_entropy(...), torch.nn.functional.nll_loss(...)
-            callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            return any(word in callee.lower() for word in ("loss", "criterion", "objective"))
-        return True
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._frames.append(_Frame(evaluates=naming.is_evaluation_name(node.name.value)))
 
-    def _is_leaf(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
-        """A parameter or a tensor created with ``requires_grad=True``: it requires grad but
-        has no ``grad_fn``, so keeping it keeps no graph (``params.append(p)``)."""
-        if depth > 4:
-            return False
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value in PARAMETER_ATTRIBUTES
-        if isinstance(expr, cst.Name):
-            binding = self.ctx.scopes.lookup(expr.value)
-            if binding is None:
-                return False
-            if binding.kind in ("param", "for", "comprehension"):
-                return True  # evidence for these is an nn.Parameter or an element of .parameters()
-            if binding.kind in ("assign", "annassign", "walrus") and binding.value is not None:
-                return self._is_leaf(binding.value, depth + 1)
-            return False
-        if isinstance(expr, cst.Call):
-            callee = self.ctx.names.torch_qualname(expr.func)
-            if callee in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                return True
-            if callee is not None and keyword_arg(expr, "requires_grad") is not None:
-                return True
-            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "requires_grad_"
-        return False
+    def _leave_frame(self, node: cst.CSTNode) -> None:
+        self._decide(self._frames.pop())
 
-    # -- candidates -----------------------------------------------------------------
+    leave_Module = leave_FunctionDef = _leave_frame
+
+    def _leave_loop(self, node: LoopNode) -> None:
+        events = self.ctx.flow.events_in(node)
+        if "backward" in events:
+            self._events[id(node)] = "iterations of a loop that calls backward()"
+        elif "step" in events:
+            self._events[id(node)] = "iterations of a loop that steps an optimizer"
+        elif id(node) in self._training_calls:
+            self._events[id(node)] = f"iterations of a loop that trains (`{self._training_calls[id(node)]}()`)"
+        else:
+            self._events[id(node)] = _NO_STEP
+
+    leave_For = leave_While = _leave_loop
+
+    # -- candidates -----------------------------------------------------------------------
     def _accumulates(self, node: cst.CSTNode, accumulator: cst.BaseExpression, value: cst.BaseExpression) -> None:
         loops = self.ctx.flow.loops
-        if not loops or self.ctx.grad.disabled:
+        if self.ctx.grad.disabled:
+            return
+        repeated = None if loops else self._called_per_step(accumulator)
+        if not loops and repeated is None:
             return
         key = _accumulator_key(accumulator)
         if key is None or key in ("self", "cls"):
             return
-        if _has_clone(value):
+        if self._kept_clone(value):
             return  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
-        evidence = self._evidence(value)
-        if evidence is None or self._is_leaf(value):
+        if not loops and self._from_parameters(value):
+            return  # a helper accumulating what it is given: judged where it is called (visit_Call)
+        held = _with_history(self.ctx.value(value))
+        if held is None:
             return
-        candidate = Candidate(
-            node=node,
-            top=self.ctx.top_statement,
-            accumulator=key,
-            binding=self.ctx.scopes.lookup(key.split(".", 1)[0]),
-            evidence=evidence,
-            value=" ".join(cst.Module(body=[]).code_for_node(value).split())[:40],
+        self._frames[-1].candidates.append(
+            Candidate(
+                node=node,
+                top=self.ctx.top_statement,
+                loops=tuple(loops),
+                accumulator=key,
+                root=_root_name(accumulator),
+                evidence=held.why or "it has autograd history",
+                value=short_code(value, 40),
+                event=repeated or "",
+            )
         )
-        for loop in loops:
-            self._candidates.setdefault(id(loop), []).append(candidate)
+
+    def _kept_clone(self, value: cst.BaseExpression) -> bool:
+        """``x.clone()`` itself, or a name bound to one (``snap = out.clone(); xs.append(snap)``)."""
+        if _has_clone(value):
+            return True
+        return isinstance(value, cst.Name) and any(
+            binding.value is not None and _has_clone(binding.value) for binding in self.ctx.bindings_of(value)
+        )
+
+    def _from_parameters(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is computed from the enclosing function's parameters (not ``self``)."""
+        function = self.ctx.scopes.enclosing_function()
+        info = self.ctx.model.function_info(function) if function is not None else None
+        if info is None or info.hook_roles is not None:
+            return False  # a hook's parameters are what forward passes give it, not a caller's
+        for name in _name_nodes(value):
+            for binding in self.ctx.bindings_of(name):
+                if binding.kind is BindingKind.PARAMETER and binding.scope is info.scope and not (info.is_method and binding.node is info.params[0]):
+                    return True
+        return False
+
+    def _helper_accumulations(self, function: cst.FunctionDef) -> list[tuple[int, str]]:
+        """``(parameter index, accumulator)`` for each parameter the function adds to something
+        that outlives it: ``def update(self, val, n=1): self.sum += val * n``."""
+        found = self._helpers.get(id(function))
+        if found is not None:
+            return found
+        info = self.ctx.model.function_info(function)
+        found = self._helpers[id(function)] = []
+        if info is None:
+            return found
+        params = info.params
+        first = 1 if info.is_method else 0
+        for node in _statements_and_calls(function.body):
+            accumulated = _accumulation(node)
+            if accumulated is None:
+                continue
+            target, value = accumulated
+            root = _root_name(target)
+            if root is None or not self._outlives_call(root, info):
+                continue
+            read = {name.value for name in _name_nodes(value)}
+            for index, param in enumerate(params[first:], start=first):
+                if param.name.value in read:
+                    found.append((index, _accumulator_key(target) or root.value))
+        return found
+
+    def _outlives_call(self, root: cst.Name, info: FunctionInfo) -> bool:
+        """``self.x``, a global or a closure variable, or the caller's container: not the call's own."""
+        if info.is_method and info.params and root.value == info.params[0].name.value:
+            return True
+        bindings = self.ctx.bindings_of(root)
+        return bool(bindings) and all(binding.scope is not info.scope or binding.kind is BindingKind.PARAMETER for binding in bindings)
+
+    def _helper_call(self, node: cst.Call) -> None:
+        """``meter.update(loss)`` in a loop, where ``update`` adds its argument to ``self.sum``:
+        the accumulation is this call's (the helper would accumulate floats just as well)."""
+        if not self.ctx.flow.loops or self.ctx.grad.disabled or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        callee = self.ctx.value(node.func)
+        function = callee.function
+        if not isinstance(function, cst.FunctionDef):
+            return
+        accumulations = self._helper_accumulations(function)
+        if not accumulations:
+            return
+        info = self.ctx.model.function_info(function)
+        assert info is not None
+        offset = 1 if callee.bound else 0
+        positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
+        for index, accumulator in accumulations:
+            name = info.params[index].name.value
+            argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
+            if argument is None and 0 <= index - offset < len(positional):
+                argument = positional[index - offset]
+            if argument is None:
+                continue
+            held = _with_history(self.ctx.value(argument))
+            if held is None or _has_clone(argument):
+                continue
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+            self._frames[-1].candidates.append(
+                Candidate(
+                    node=node,
+                    top=self.ctx.top_statement,
+                    loops=tuple(self.ctx.flow.loops),
+                    accumulator=f"{short_code(node.func, 30)}(...)` into `{accumulator}",
+                    root=_root_name(receiver),
+                    evidence=held.why or "it has autograd history",
+                    value=short_code(argument, 40),
+                    event="",
+                )
+            )
+            return
+
+    def _called_per_step(self, accumulator: cst.BaseExpression) -> str | None:
+        """Outside a loop, the iterations are calls: a forward hook, or a function that runs
+        once per training step, adding to something that outlives the call (an attribute,
+        a name of an enclosing scope or the module). The phrase for the message, or None."""
+        function = self.ctx.scopes.enclosing_function()
+        info = self.ctx.model.function_info(function) if function is not None else None
+        if info is None:
+            return None
+        if info.hook_roles is not None:
+            repeated = "forward passes (in a hook)"
+        elif isinstance(function, cst.FunctionDef) and (self.ctx.model.trains(function) or naming.is_training_step_name(info.name)):
+            repeated = f"calls of `{info.name}()`, once per step"
+        else:
+            return None
+        root = _root_name(accumulator)
+        if root is None:
+            return None
+        bindings = self.ctx.bindings_of(root)
+        outlives = bool(bindings) and all(binding.scope is not info.scope for binding in bindings)
+        if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
+            outlives = True
+        return repeated if outlives else None
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._accumulates(node, node.target, node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        # Runs before the scope analysis binds the target: lookups see the old binding.
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
@@ -238,64 +347,166 @@ class GraphAccumulation(Checker):
                 elements = [element.value for element in args[0].value.elements]
                 if any(dotted_name(element) == key for element in elements):
                     others = [element for element in elements if dotted_name(element) != key]
-                    self._accumulates(node, target, cst.List([cst.Element(element) for element in others]))
-
-    def _note_backward(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
-            return
-        operands: list[cst.CSTNode] = [func.value, *(argument.value for argument in node.args)]
-        names: set[str] = set()
-        while operands:
-            current = operands.pop()
-            key = dotted_name(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
-            if key is not None:
-                names.add(key)
-            if not isinstance(current, (cst.Lambda, cst.FunctionDef)):
-                operands.extend(iter_children(current))
-        for loop in self.ctx.flow.loops:
-            self._backward_on.setdefault(id(loop), set()).update(names)
+                    for other in others:
+                        self._accumulates(node, target, other)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if self.ctx.flow.loops:
-            self._note_backward(node)
+        self._note_backward(node)
+        self._note_training_call(node)
+        self._helper_call(node)
+        if isinstance(func, cst.Attribute) and func.attr.value == "eval" and not node.args:
+            self._frames[-1].evaluates = True  # ``model.eval()``: an evaluation follows
         if not (isinstance(func, cst.Attribute) and func.attr.value in APPENDING_METHODS):
             return
         args = positional_args(node)
-        if not args:
+        if not args or (func.attr.value == "insert" and len(args) < 2):
             return
         value = args[-1].value if func.attr.value == "insert" else args[0].value
-        if func.attr.value == "insert" and len(args) < 2:
-            return
+        if func.attr.value == "extend" and not isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            value_of = self.ctx.value(value)
+            if value_of.kind is Kind.TENSOR:
+                return  # ``xs.extend(t)`` iterates a tensor's rows: views kept, judged on t itself below
         self._accumulates(node, func.value, value)
 
-    # -- the decision, once the whole loop has been walked ---------------------------
-    def _leave_loop(self, node: LoopNode) -> None:
-        candidates = self._candidates.pop(id(node), None)
-        backward_on = self._backward_on.pop(id(node), set())
-        if not candidates:
+    def _note_training_call(self, node: cst.Call) -> None:
+        """A loop that calls a local function that trains is a training loop."""
+        loops = self.ctx.flow.loops
+        if not loops or not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
-        events = self.ctx.flow.events_in(node)
-        if not events:
-            return
-        inside: set[int] | None = None
-        for candidate in candidates:
-            if candidate.done:
-                continue
-            binding = candidate.binding
-            if binding is not None and binding.kind not in ("import", "def", "class"):
-                if inside is None:
-                    inside = _descendant_ids(node)
-                if id(binding.node) in inside:
-                    continue  # bound in this loop: a fresh accumulator each iteration
-            if _resets(node, candidate.accumulator):
-                continue
-            if candidate.accumulator in backward_on:
-                continue  # gradient accumulation: backward() consumes the accumulated graph
-            candidate.done = True
-            event = "backward()" if "backward" in events else "an optimizer step()"
-            message = self.spec.message.format(accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
-            self.ctx.report(candidate.node, self.code, message, top=candidate.top)
+        function = self.ctx.value(node.func).function
+        if isinstance(function, cst.FunctionDef) and self.ctx.model.trains(function):
+            for loop in loops:
+                self._training_calls.setdefault(id(loop), function.name.value)
 
-    leave_For = leave_While = _leave_loop
+    # -- backward() consumes what it is called on ----------------------------------------------
+    def _note_backward(self, node: cst.Call) -> None:
+        func = node.func
+        is_backward = isinstance(func, cst.Attribute) and func.attr.value == "backward"
+        if not is_backward and self.ctx.names.torch_qualname(func) not in ("torch.autograd.backward", "torch.autograd.grad"):
+            return
+        operands: list[cst.BaseExpression] = [func.value] if isinstance(func, cst.Attribute) else []
+        operands += [argument.value for argument in node.args]
+        reads = self._frames[-1].backward_reads
+        # What backward() is called on, and transitively what that was made of:
+        # ``for lp, r in zip(log_probs, returns): parts.append(-lp * r)`` then
+        # ``torch.cat(parts).sum().backward()`` consumes ``log_probs`` too.
+        pending: list[cst.CSTNode] = list(operands)
+        seen: set[int] = set()
+        while pending and len(seen) < _MAX_DERIVATION:
+            expr = pending.pop()
+            reads.update(_dotted_reads(expr))
+            for name_node in _name_nodes(expr):
+                for binding in self.ctx.model.same_object(self.ctx.bindings_of(name_node)):
+                    if id(binding) in seen:
+                        continue
+                    seen.add(id(binding))
+                    if binding.value is not None and binding.kind is not BindingKind.PARAMETER:
+                        pending.append(binding.value)
+                    pending.extend(addition.value for addition in binding.additions)
+
+    # -- the decision, once the function has been walked -------------------------------------
+    def _decide(self, frame: _Frame) -> None:
+        inside: dict[int, set[int]] = {}
+        for candidate in frame.candidates:
+            if candidate.accumulator in frame.backward_reads:
+                continue  # the accumulated graph is consumed by a backward() on purpose
+            if not candidate.loops:  # iterations by calls (see _called_per_step)
+                self._report(candidate, candidate.event)
+                continue
+            loop = self._accumulating_loop(candidate, inside)
+            if loop is None:
+                continue
+            event = self._events.get(id(loop), _NO_STEP)
+            if event == _NO_STEP:
+                outer = candidate.loops[: candidate.loops.index(loop)]
+                if any(self._events.get(id(enclosing)) != _NO_STEP for enclosing in outer):
+                    continue  # parts of one training step's loss, kept until that step's backward()
+                if not frame.evaluates:
+                    continue  # no step and no evaluation: the caller may backpropagate through it
+                event = "iterations of an evaluation loop with grad enabled (no torch.no_grad())"
+            self._report(candidate, event)
+
+    def _report(self, candidate: Candidate, event: str) -> None:
+        self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
+
+    def _accumulating_loop(self, candidate: Candidate, inside: dict[int, set[int]]) -> LoopNode | None:
+        """The innermost loop across whose iterations the accumulator survives: bound
+        outside it (an attribute's root, a name bound before it) and not reset at the top
+        of its body."""
+        if candidate.root is None:
+            return None
+        bindings = self.ctx.model.same_object(self.ctx.bindings_of(candidate.root))
+        for loop in reversed(candidate.loops):
+            descendants = inside.get(id(loop))
+            if descendants is None:
+                descendants = inside[id(loop)] = _descendant_ids(loop)
+            # Bound before the loop, or not in this file at all (a global, a star import:
+            # ``total += loss`` on a name bound elsewhere).
+            outside = not bindings or any(
+                binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT)
+                or id(binding.node) not in descendants
+                or (binding.kind is BindingKind.AUGMENTED and not binding.previous)
+                for binding in bindings
+            )
+            if outside and not _resets(loop, candidate.accumulator):
+                return loop
+        return None
+
+
+def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(accumulator, value)`` of ``acc += v``, ``acc = acc + v``, ``acc.append(v)``, ``acc[k] = v``."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+        return node.target, node.value
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0].target, node.value
+        if isinstance(target, cst.Subscript):
+            return target, value
+        key = dotted_name(target)
+        if key is not None and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and dotted_name(value.left) == key:
+            return target, value.right
+        return None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in APPENDING_METHODS:
+        args = positional_args(node)
+        if args:
+            return node.func.value, args[-1].value if node.func.attr.value == "insert" else args[0].value
+    return None
+
+
+def _statements_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The assignments and calls in a function body (not in nested functions or classes)."""
+    found: list[cst.CSTNode] = []
+    pending = [body]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.AugAssign, cst.Assign, cst.Call)):
+            found.append(current)
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return found
+
+
+def _dotted_reads(expr: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain read in ``expr`` (``self.log_probs`` and ``self``)."""
+    found: set[str] = set()
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            dotted = dotted_name(current)
+            if dotted is not None:
+                found.add(dotted)
+        pending.extend(iter_children(current))
+    return found
+
+
+def _name_nodes(expr: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+    pending = [expr]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        else:
+            pending.extend(iter_children(current))
+    return found

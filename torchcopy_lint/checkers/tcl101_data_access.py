@@ -10,7 +10,9 @@ from __future__ import annotations
 import libcst as cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, is_inplace_method
-from torchcopy_lint.analysis.tensors import MAYBE, TENSOR_ONLY_METHODS, YES
+from torchcopy_lint.analysis.bindings import BindingKind
+from torchcopy_lint.analysis.tensors import MAYBE, YES
+from torchcopy_lint.analysis.torch_api import TENSOR_ONLY_METHODS
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.context import FileContext
@@ -25,7 +27,7 @@ _FLAG_ONLY_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_
 # (``to``, ``view``, ``reshape``, ``min``, ``sum`` ...) say nothing.
 _TENSOR_USE_METHODS = TENSOR_ONLY_METHODS | frozenset(
     """
-    clone cpu numpy type_as new size dim numel storage untyped_storage float double half
+    clone cpu cuda requires_grad_ numpy type_as new size dim numel storage untyped_storage float double half
     bfloat16 long int bool byte norm masked_fill masked_select index_select unsqueeze permute
     view_as expand expand_as element_size is_contiguous pin_memory record_stream t mul add sub div
     """.split()
@@ -77,7 +79,10 @@ class DataAccess(Checker):
             # instead); unsafe when only the use suggests a tensor (an object without
             # ``detach()`` would now fail).
             applicability = SAFE if self.ctx.tensors.kind(owner) is YES else UNSAFE
-            fix = Fix(applicability, ((node, keep_parens(node, method_call(owner, "detach"))),))
+            detached_next = isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "detach"
+            # ``X.data.detach()`` is ``X.detach()`` already: drop ``.data``, do not detach twice.
+            replacement = owner if detached_next else keep_parens(node, method_call(owner, "detach"))
+            fix = Fix(applicability, ((node, replacement),))
             self.report(node, fix=fix, target=code_of(owner))
 
     @staticmethod
@@ -131,10 +136,9 @@ class DataAccess(Checker):
     def _handles_packed_sequences(self) -> bool:
         """Whether the file uses ``PackedSequence``, whose ``.data`` field is a plain tensor."""
         if not self._packed:  # cache only a yes: the class may be defined further down
-            module_scope = self.ctx.scopes.scopes[0] if self.ctx.scopes.scopes else None
-            bindings = module_scope.bindings.values() if module_scope is not None else ()
+            bindings = [binding for found in self.ctx.model.module_scope.every.values() for binding in found]
             self._packed = any(
-                binding.name == "PackedSequence" or (binding.kind == "import" and (binding.qualname or "").startswith("torch.nn.utils.rnn"))
+                binding.name == "PackedSequence" or (binding.kind is BindingKind.IMPORT and (binding.qualname or "").startswith("torch.nn.utils.rnn"))
                 for binding in bindings
             )
         return self._packed

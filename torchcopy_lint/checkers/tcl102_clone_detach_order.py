@@ -6,20 +6,14 @@ import re
 
 import libcst as cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, keyword_arg, method_call, positional_args, root_name
+from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
+from torchcopy_lint.analysis.values import Grad, Kind
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Fresh tensors from these torch functions do not require grad unless asked to.
-_FACTORIES = frozenset(
-    """
-    tensor as_tensor asarray from_numpy zeros ones empty full rand randn randint arange linspace
-    logspace eye zeros_like ones_like empty_like full_like rand_like randn_like randint_like
-    """.split()
-)
-# ``grad``, ``grads[i]``, ``device_grads[i]``: gradients, which do not require grad themselves.
 _GRADIENT_NAME = re.compile(r"(^|_)grads?$")
 
 
@@ -58,16 +52,12 @@ class CloneDetachOrder(Checker):
         return Fix(SAFE if known_tensor or function_form else UNSAFE, ((node, keep_parens(node, fixed)),))
 
     def _never_requires_grad(self, source: cst.BaseExpression) -> bool:
-        """``x.data``, ``x.detach()``, a gradient, a fresh factory tensor: autograd records no clone."""
-        if isinstance(source, cst.Attribute) and source.attr.value in ("data", "grad"):
+        """A tensor the model shows cannot require grad (``x.data``, a detached copy, a
+        gradient, a registered buffer, a factory tensor) or one named like a gradient:
+        autograd records no clone."""
+        value = self.ctx.value(source)
+        if value.kind is Kind.TENSOR and value.grad is Grad.NO:
             return True
-        called = method_call(source)
-        if called is not None and called[1] in ("detach", "item", "numpy", "tolist"):
-            return True
-        if isinstance(source, cst.Call):
-            callee = self.ctx.names.callee(source) or ""
-            if callee.count(".") == 1 and callee.rsplit(".", 1)[-1] in _FACTORIES and keyword_arg(source, "requires_grad") is None:
-                return True
         name = root_name(source)
         return name is not None and _GRADIENT_NAME.search(name) is not None
 

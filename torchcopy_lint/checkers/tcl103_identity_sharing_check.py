@@ -10,6 +10,7 @@ import re
 import libcst as cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, method_call
+from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
 
@@ -50,7 +51,7 @@ class IdentitySharingCheck(Checker):
         """``x`` for the builtin ``id(x)``, else None."""
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "id"):
             return None
-        if self.ctx.scopes.lookup("id") is not None or len(expr.args) != 1 or expr.args[0].keyword is not None or expr.args[0].star:
+        if not self.ctx.model.is_builtin(expr.func) or len(expr.args) != 1 or expr.args[0].keyword is not None or expr.args[0].star:
             return None
         return expr.args[0].value
 
@@ -60,20 +61,20 @@ class IdentitySharingCheck(Checker):
             return False
         if expr.value in _CONSTANTS or _CONSTANT_NAME.fullmatch(expr.value):
             return True
-        binding = self.ctx.scopes.lookup(expr.value)
-        value = binding.value if binding is not None else None
-        return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "object" and not value.args
+        values = [binding.value for binding in self.ctx.bindings_of(expr)]
+        return bool(values) and all(_is_object_call(value) for value in values)
 
     def _is_member_lookup(self, expr: cst.BaseExpression) -> bool:
         """A loop variable over ``.parameters()`` / ``.named_buffers()`` ...: finding a module's own
         tensor by identity asks "which parameter is this", not whether memory is shared."""
         if not isinstance(expr, cst.Name):
             return False
-        binding = self.ctx.scopes.lookup(expr.value)
-        if binding is None or binding.kind not in ("for", "comprehension") or binding.value is None:
-            return False
-        called = method_call(binding.value)
-        return called is not None and called[1] in _MEMBER_ITERATORS
+        for binding in self.ctx.bindings_of(expr):
+            if binding.kind in (BindingKind.LOOP_TARGET, BindingKind.COMPREHENSION_TARGET) and binding.value is not None:
+                called = method_call(binding.value)
+                if called is not None and called[1] in _MEMBER_ITERATORS:
+                    return True
+        return False
 
     def _both_tensors(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
         if self._is_sentinel(a) or self._is_sentinel(b) or self._is_member_lookup(a) or self._is_member_lookup(b):
@@ -82,3 +83,8 @@ class IdentitySharingCheck(Checker):
         if kinds == {YES}:
             return True
         return kinds == {YES, MAYBE} and self.ctx.names.imports_torch
+
+
+def _is_object_call(value: cst.BaseExpression | None) -> bool:
+    """``object()``: a sentinel."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "object" and not value.args

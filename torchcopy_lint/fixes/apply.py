@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -167,7 +167,7 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _apply(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
+def apply_fixes(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
     """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need.
 
     Blocks a fix creates are indented by the module's default indent. When that
@@ -212,7 +212,7 @@ def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
         chosen = _choose(current.fixable(unsafe))
         if not chosen:
             break
-        current = current.edited(_apply(current.module, chosen))
+        current = current.edited(apply_fixes(current.module, chosen))
         fixed_count += len(chosen)
     else:
         raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")
@@ -296,30 +296,44 @@ def unified_diff(path: str, before: bytes, after: bytes) -> str:
 
 
 def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileFixResult:
-    """Fix one file; with ``write`` write it (see fixes/write.py), else only compute the diff."""
+    """Fix one file (or notebook); with ``write`` write it (see fixes/write.py), else only compute the diff."""
+    from torchcopy_lint.notebook import check_notebook, fix_notebook, is_notebook, notebook_diff
+
     name = str(path)
+    notebook = is_notebook(name)
+    data: bytes | None = None
     run: FileRun | None = None
+
+    def as_they_stand() -> list[Finding]:
+        """The file's findings, reported when nothing was written."""
+        if notebook:
+            return check_notebook(data, name, codes, max_file_size).findings if data is not None else []
+        return run.findings() if run is not None else []
+
     try:
-        data = read_source(path, max_file_size)
-        run = FileRun.from_bytes(data, name, codes, max_file_size=None, keep_bytes=True)
-        outcome = fix_run(run, unsafe)
+        data = read_source(path, None if notebook else max_file_size)  # a notebook's outputs may be large: its code is limited
+        if notebook:
+            outcome = fix_notebook(data, name, codes, unsafe)
+        else:
+            run = FileRun.from_bytes(data, name, codes, max_file_size=None, keep_bytes=True)
+            outcome = fix_run(run, unsafe)
     except FixFailed as error:
-        return _unfixed(run, name, error.reason)
+        return _unfixed(name, error.reason, as_they_stand)
     except CannotCheck as error:
         return FileFixResult(name, [], error=file_error(name, error))
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         if os.environ.get("TORCHCOPY_LINT_DEBUG"):
             raise
-        return _unfixed(run, name, f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged")
+        return _unfixed(name, f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged", as_they_stand)
     result = FileFixResult(name, outcome.remaining, outcome.fixed_count)
     if outcome.changed:
         if write:
             try:
                 write_fixed(path, outcome.fixed)
             except WriteRefused as error:
-                return _unfixed(run, name, str(error))
+                return _unfixed(name, str(error), as_they_stand)
             result.written = True
-        result.diff = unified_diff(name, outcome.original, outcome.fixed)
+        result.diff = (notebook_diff if notebook else unified_diff)(name, outcome.original, outcome.fixed)
     return result
 
 
@@ -330,24 +344,24 @@ def fix_source(data: bytes, name: str, codes: Iterable[str], unsafe: bool, max_f
     try:
         outcome = fix_run(run, unsafe)
     except FixFailed as error:
-        return _unfixed(run, name, error.reason), data
+        return _unfixed(name, error.reason, run.findings), data
     except CannotCheck as error:
         return FileFixResult(name, [], error=file_error(name, error)), data
     except Exception as error:  # noqa: BLE001 - the source must still come back
         if os.environ.get("TORCHCOPY_LINT_DEBUG"):
             raise
-        return _unfixed(run, name, f"internal error while fixing ({type(error).__name__}: {error})"), data
+        return _unfixed(name, f"internal error while fixing ({type(error).__name__}: {error})", run.findings), data
     diff = unified_diff(name, outcome.original, outcome.fixed) if outcome.changed else ""
     return FileFixResult(name, outcome.remaining, outcome.fixed_count, diff), outcome.fixed
 
 
-def _unfixed(run: FileRun | None, name: str, reason: str) -> FileFixResult:
+def _unfixed(name: str, reason: str, findings: Callable[[], list[Finding]]) -> FileFixResult:
     """Nothing was written: report why, and the file's findings as they stand."""
     try:
-        findings = run.findings() if run is not None else []
+        remaining = findings()
     except Exception:  # noqa: BLE001 - the reason line is reported either way
-        findings = []
-    return FileFixResult(name, findings, error=FileError(name, reason, action="fix"))
+        remaining = []
+    return FileFixResult(name, remaining, error=FileError(name, reason, action="fix"))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.context import FileContext
 
 
@@ -13,8 +14,8 @@ def module_expr(ctx: FileContext, module: str) -> tuple[cst.BaseExpression, tupl
     Reuses the file's own alias (``import copy as cp`` gives ``cp``); otherwise
     ``module``, which then needs ``import module``.
     """
-    for name, binding in ctx.scopes.scopes[0].bindings.items():
-        if binding.kind == "import" and binding.qualname == module:
+    for name, bindings in ctx.model.module_scope.reaching.items():
+        if bindings and all(binding.kind is BindingKind.IMPORT and binding.qualname == module for binding in bindings):
             return cst.Name(name), ()
     return cst.Name(module), (module,)
 

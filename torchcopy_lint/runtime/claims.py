@@ -46,9 +46,12 @@ class RuleClaims:
     pairs: tuple[ClaimPair, ...] = ()
     problem: str | None = None
     fix: str = "none"  # the rule's front matter: "none", "safe" or "unsafe"
+    no_claim: str | None = None  # ``claim: none (why)``: nothing to run; verify reports n/a
 
 
 def rule_claims(spec: RuleSpec) -> RuleClaims:
+    if not spec.has_claim:
+        return RuleClaims(spec.code, spec.name, spec.path, fix=spec.fix, no_claim=spec.no_claim)
     flagged = spec.examples_of("claim")
     fixed = spec.examples_of("claim-fixed")
     problem = None

@@ -65,8 +65,8 @@ from torchcopy_lint.runtime.claims import AutofixView, ClaimPair, RuleClaims, St
 from torchcopy_lint.runtime.harness import RESULT_PREFIX
 
 CONFIRMED, REFUTED, SKIPPED, ERROR = "confirmed", "refuted", "skipped", "error"
-VERDICTS = (CONFIRMED, REFUTED, SKIPPED, ERROR)
 PROVEN, UNPROVEN, NOT_APPLICABLE = "proven", "unproven", "n/a"
+VERDICTS = (CONFIRMED, REFUTED, SKIPPED, ERROR, NOT_APPLICABLE)  # n/a: a rule with ``claim: none``
 AUTOFIX_STATUSES = (PROVEN, REFUTED, SKIPPED, UNPROVEN, ERROR, NOT_APPLICABLE)
 PROGRAM_KINDS = ("claim", "claim-fixed", "claim-autofixed")
 DEFAULT_TIMEOUT = 120.0
@@ -657,6 +657,9 @@ def verify(
     for rule in rules:
         has_fix = rule.fix in ("safe", "unsafe")
         for device in devices:
+            if rule.no_claim is not None:
+                cells.append(Cell(rule.code, rule.name, rule.path.name, device, NOT_APPLICABLE, f"no runtime claim: {rule.no_claim}", autofix=NO_AUTOFIX))
+                continue
             if rule.problem:
                 autofix = AutofixResult(ERROR, f"not run: {rule.problem}") if has_fix else NO_AUTOFIX
                 cells.append(Cell(rule.code, rule.name, rule.path.name, device, ERROR, rule.problem, autofix=autofix))

@@ -1,0 +1,265 @@
+"""The torch knowledge in analysis/torch_api.py, checked against the installed torch.
+
+Every name the tables list must exist where they say, and do what they say: view
+methods return views, maybe-alias methods alias in one case and copy in another,
+module methods exist on nn.Module and the self-returning ones return the module,
+classes are modules, optimizers or parameters.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torchcopy_lint.analysis import torch_api as api  # noqa: E402
+
+
+def resolve(qualname: str) -> object:
+    """The object a dotted name refers to (``torch.nn.Linear`` ...)."""
+    parts = qualname.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            target = getattr(target, part)
+        return target
+    raise LookupError(qualname)
+
+
+def sample() -> "torch.Tensor":
+    return torch.randn(4, 6)
+
+
+# Arguments for calling each view method on a 4x6 tensor.
+VIEW_CALLS = {
+    "view": (24,), "view_as": (torch.empty(24),), "narrow": (0, 0, 2), "select": (0, 1), "t": (),
+    "transpose": (0, 1), "swapaxes": (0, 1), "swapdims": (0, 1), "permute": (1, 0), "squeeze": (),
+    "unsqueeze": (0,), "expand": (4, 6), "expand_as": (torch.empty(4, 6),), "diagonal": (),
+    "unflatten": (1, (2, 3)), "movedim": (0, 1), "moveaxis": (0, 1), "unfold": (0, 2, 1),
+    "as_strided": ((2, 2), (1, 1)),
+}
+SEQUENCE_CALLS = {"split": (2,), "chunk": (2,), "unbind": (), "tensor_split": (2,), "hsplit": (2,), "vsplit": (2,), "dsplit": (2,)}
+
+
+def test_every_view_method_has_a_sample_call() -> None:
+    assert set(VIEW_CALLS) == set(api.VIEW_METHODS)
+
+
+@pytest.mark.parametrize("method", sorted(api.VIEW_METHODS))
+def test_view_methods_return_views(method: str) -> None:
+    x = sample()
+    result = getattr(x, method)(*VIEW_CALLS[method])
+    assert result._base is x, f"Tensor.{method} does not return a view"
+
+
+@pytest.mark.parametrize("method", sorted(api.VIEW_SEQUENCE_METHODS))
+def test_view_sequence_methods_return_views(method: str) -> None:
+    x = torch.randn(4, 6, 2) if method == "dsplit" else sample()
+    parts = getattr(x, method)(*SEQUENCE_CALLS[method])
+    assert parts and all(part._base is x for part in parts)
+
+
+@pytest.mark.parametrize("attribute", sorted(api.VIEW_ATTRIBUTES))
+def test_view_attributes_are_views(attribute: str) -> None:
+    x = torch.randn(4, 6, dtype=torch.cfloat)
+    assert getattr(x, attribute)._base is x
+
+
+@pytest.mark.parametrize("method", sorted(api.MAYBE_ALIAS_METHODS))
+def test_maybe_alias_methods_alias_in_one_case_and_copy_in_another(method: str) -> None:
+    """Each such method returns the receiver's own memory for some inputs and a copy for others."""
+    same = {"float": torch.float32, "double": torch.float64, "half": torch.float16, "bfloat16": torch.bfloat16, "long": torch.int64, "int": torch.int32, "short": torch.int16, "bool": torch.bool, "byte": torch.uint8, "char": torch.int8, "cfloat": torch.cfloat, "cdouble": torch.cdouble}
+    if method in same:
+        aliasing, copying = torch.zeros(3, dtype=same[method]), torch.zeros(3, dtype=torch.float64 if method != "double" else torch.float32)
+        calls: tuple = ()
+    elif method in ("to", "type"):
+        aliasing, copying = torch.zeros(3), torch.zeros(3)
+        calls = (torch.float32,) if method == "to" else ("torch.FloatTensor",)
+    elif method == "cuda":
+        pytest.skip("needs CUDA") if not torch.cuda.is_available() else None
+        aliasing = torch.zeros(3, device="cuda")
+        copying = torch.zeros(3)
+        calls = ()
+    elif method in ("reshape", "flatten", "ravel", "contiguous", "reshape_as"):
+        aliasing, copying = torch.zeros(4, 6), torch.zeros(6, 4).t()
+        calls = {"reshape": (-1,), "reshape_as": (torch.empty(24),)}.get(method, ())
+    else:  # cpu, numpy
+        aliasing = torch.zeros(3)
+        copying = torch.zeros(3, device="cuda") if torch.cuda.is_available() else None
+        calls = ()
+    result = getattr(aliasing, method)(*calls)
+    memory = result.ctypes.data if method == "numpy" else result.data_ptr()
+    assert memory == aliasing.data_ptr(), f"Tensor.{method} never aliases"
+    if copying is not None and method != "numpy":
+        other = getattr(copying, method)(*calls) if method not in ("to", "type") else copying.to(torch.float64)
+        assert other.data_ptr() != copying.data_ptr(), f"Tensor.{method} never copies"
+
+
+def test_detach_shares_storage_without_history() -> None:
+    w = torch.ones(3, requires_grad=True)
+    for method in api.DETACHING_METHODS:
+        d = getattr(w, method)()
+        assert d.data_ptr() == w.data_ptr() and not d.requires_grad
+
+
+@pytest.mark.parametrize(
+    "table",
+    ["METADATA_INPLACE_METHODS", "NON_TENSOR_METHODS", "NEW_TENSOR_METHODS", "TENSOR_ONLY_METHODS", "COMPUTING_METHODS", "INTEGER_RESULT_METHODS", "GRAD_CUTTING_METHODS"],
+)
+def test_tensor_method_tables_name_real_methods(table: str) -> None:
+    missing = sorted(name for name in getattr(api, table) if not hasattr(torch.Tensor, name))
+    assert missing == [], f"{table}: not methods of torch.Tensor"
+
+
+def test_metadata_inplace_methods_are_in_place_and_values_untouched() -> None:
+    for name in api.METADATA_INPLACE_METHODS:
+        assert api.is_inplace_method(name) and not api.writes_values(name)
+
+
+def test_tensor_only_methods_are_not_module_methods() -> None:
+    assert sorted(name for name in api.TENSOR_ONLY_METHODS if hasattr(torch.nn.Module, name)) == []
+
+
+def test_integer_results_do_not_require_grad() -> None:
+    x = torch.randn(4, 6, requires_grad=True)
+    for name in api.INTEGER_RESULT_METHODS:
+        method = getattr(x, name)
+        try:
+            result = method() if name not in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or") else method(x)
+        except RuntimeError:
+            continue  # e.g. nonzero on an unsupported dtype: nothing to check
+        assert not result.requires_grad, name
+
+
+def test_computing_methods_carry_history() -> None:
+    x = torch.randn(4, 6, requires_grad=True)
+    assert x.clone().requires_grad and x.sum().requires_grad and x.exp().requires_grad
+
+
+@pytest.mark.parametrize("qualname", sorted(api.TENSOR_FUNCTIONS))
+def test_tensor_functions_exist(qualname: str) -> None:
+    assert callable(resolve(qualname))
+
+
+def test_creation_functions_make_leaves_only_when_asked() -> None:
+    made = torch.zeros(3)
+    asked = torch.zeros(3, requires_grad=True)
+    assert not made.requires_grad and asked.requires_grad and asked.is_leaf
+
+
+@pytest.mark.parametrize("qualname", sorted(api.PARAMETER_CLASSES | api.BUFFER_CLASSES))
+def test_parameter_and_buffer_classes(qualname: str) -> None:
+    cls = resolve(qualname)
+    assert inspect.isclass(cls) and issubclass(cls, torch.Tensor)
+
+
+@pytest.mark.parametrize("qualname", sorted(api.LEGACY_CONSTRUCTORS))
+def test_legacy_constructors_exist(qualname: str) -> None:
+    assert resolve(qualname) is not None
+
+
+def test_module_class_rule_against_torch_nn() -> None:
+    """Every public nn.Module subclass in torch.nn is a module class; nothing else is."""
+    wrong = []
+    for name in dir(torch.nn):
+        value = getattr(torch.nn, name)
+        if name.startswith("_") or not inspect.isclass(value):
+            continue
+        is_module = issubclass(value, torch.nn.Module)
+        if api.is_module_class(f"torch.nn.{name}") != is_module:
+            wrong.append(name)
+    assert wrong == []
+
+
+def test_loss_modules_are_losses() -> None:
+    losses = [name for name in dir(torch.nn) if name.endswith("Loss") and inspect.isclass(getattr(torch.nn, name))]
+    assert losses and all(api.is_loss_module_class(f"torch.nn.{name}") for name in losses)
+
+
+def test_optimizer_rule_against_torch_optim() -> None:
+    wrong = []
+    for name in dir(torch.optim):
+        value = getattr(torch.optim, name)
+        if name.startswith("_") or not inspect.isclass(value):
+            continue
+        if api.is_optimizer_class(f"torch.optim.{name}") != issubclass(value, torch.optim.Optimizer):
+            wrong.append(name)
+    for name in dir(torch.optim.lr_scheduler):
+        if inspect.isclass(getattr(torch.optim.lr_scheduler, name)) and api.is_optimizer_class(f"torch.optim.lr_scheduler.{name}"):
+            wrong.append(f"lr_scheduler.{name}")
+    assert wrong == []
+
+
+def test_functional_losses_are_losses() -> None:
+    functional = [name for name in dir(torch.nn.functional) if "loss" in name and callable(getattr(torch.nn.functional, name))]
+    assert functional and all(api.is_loss_function(f"torch.nn.functional.{name}") for name in functional)
+    assert all(hasattr(torch.nn.functional, name) for name in api.LOSS_FUNCTION_NAMES)
+
+
+@pytest.mark.parametrize(
+    "table",
+    ["PARAMETER_ITERATORS", "NAMED_PARAMETER_ITERATORS", "BUFFER_ITERATORS", "NAMED_BUFFER_ITERATORS", "SUBMODULE_ITERATORS", "NAMED_SUBMODULE_ITERATORS", "MODULE_SELF_METHODS", "STATE_DICT_METHODS", "LOAD_STATE_METHODS"],
+)
+def test_module_method_tables_name_real_methods(table: str) -> None:
+    assert sorted(name for name in getattr(api, table) if not hasattr(torch.nn.Module, name)) == []
+
+
+def test_module_self_methods_return_the_module() -> None:
+    module = torch.nn.Linear(2, 2)
+    arguments = {"to": (torch.float32,), "type": (torch.float32,), "apply": (lambda m: None,)}
+    for name in api.MODULE_SELF_METHODS:
+        if name == "cuda" and not torch.cuda.is_available():
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert getattr(module, name)(*arguments.get(name, ())) is module, name
+
+
+def test_parameter_attributes_and_iterators_give_parameters() -> None:
+    module = torch.nn.Linear(2, 2)
+    assert all(isinstance(getattr(module, name), torch.nn.Parameter) for name in api.PARAMETER_ATTRIBUTES)
+    assert all(isinstance(p, torch.nn.Parameter) for p in module.parameters())
+    state = module.state_dict()
+    assert state["weight"].data_ptr() == module.weight.data_ptr()  # a state dict aliases the weights
+
+
+def test_hook_tables_name_real_registration_methods() -> None:
+    assert sorted(name for name in api.MODULE_HOOKS if not hasattr(torch.nn.Module, name)) == []
+    assert sorted(name for name in api.TENSOR_HOOKS if not hasattr(torch.Tensor, name)) == []
+
+
+def test_forward_hook_output_carries_history() -> None:
+    seen = []
+    module = torch.nn.Linear(2, 2)
+    module.register_forward_hook(lambda m, inputs, output: seen.append(output))
+    module(torch.ones(1, 2))
+    assert seen[0].grad_fn is not None
+
+
+@pytest.mark.parametrize("qualname", sorted(api.GRAD_DISABLING | api.GRAD_ENABLING | api.GRAD_SETTING | api.DATA_LOADER_CLASSES | api.ALIASING_CONSTRUCTORS | api.MAYBE_ALIAS_FUNCTIONS | api.LOADING_FUNCTIONS))
+def test_named_functions_and_classes_exist(qualname: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert resolve(qualname) is not None
+
+
+@pytest.mark.parametrize("qualname", sorted(api.GRAD_SCALER_CLASSES))
+def test_grad_scaler_classes_exist(qualname: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert inspect.isclass(resolve(qualname))
+
+
+def test_optimizer_param_groups_hold_parameters() -> None:
+    module = torch.nn.Linear(2, 2)
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
+    groups = getattr(optimizer, api.OPTIMIZER_PARAM_GROUPS)
+    assert all(isinstance(p, torch.nn.Parameter) for group in groups for p in group["params"])
+    assert all(hasattr(optimizer, name) for name in api.OPTIMIZER_STEP_METHODS)

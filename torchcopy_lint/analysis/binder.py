@@ -1,0 +1,653 @@
+"""Pass 1: walk the module once and record what the semantic model needs.
+
+For every name load, the bindings that may reach it (flow-sensitive inside a scope:
+branches join, a loop body also sees its own later bindings from the previous
+iteration, a function sees the final bindings of the scopes around it); for every
+class, its attributes from all of its methods (``self.x = ...`` in ``__init__`` is
+``self.x`` in ``reset()``); for every function, its returns and yields; values put
+into containers after they were made (``xs.append(v)``, ``d[k] = v``); hook
+registrations; calls of local functions and classes. Nothing is evaluated here: the
+:class:`~torchcopy_lint.analysis.semantic.SemanticModel` evaluates on demand, when
+the records are complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchcopy_lint.analysis.bindings import (
+    Addition,
+    AttributeSite,
+    Binding,
+    BindingKind,
+    ClassInfo,
+    FunctionInfo,
+    Scope,
+    ScopeKind,
+)
+from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, string_value
+from torchcopy_lint.analysis.grad_mode import GradModeTracker
+from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, TENSOR_HOOKS
+
+# Container methods that put a value in: method -> (index of the value argument, spread).
+_ADDERS: dict[str, tuple[int, bool]] = {
+    "append": (0, False),
+    "appendleft": (0, False),
+    "add": (0, False),
+    "put": (0, False),
+    "insert": (1, False),
+    "extend": (0, True),
+    "extendleft": (0, True),
+    "update": (0, True),
+    "setdefault": (1, False),
+}
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+@dataclass
+class _Branch:
+    """Reaching bindings around one ``if`` (see :meth:`Binder.visit_If`)."""
+
+    scope: Scope
+    before: dict[str, tuple[Binding, ...]]
+    body_end: dict[str, tuple[Binding, ...]] | None = None
+
+
+@dataclass
+class _Loop:
+    """A loop being walked: loads in it may also see bindings made later in its body."""
+
+    scope: Scope
+    before: dict[str, tuple[Binding, ...]]
+    start: int  # binding order when the loop was entered
+    loads: list[tuple[cst.Name, int]] = field(default_factory=list)  # (node, order)
+    bound: dict[str, list[Binding]] = field(default_factory=dict)
+
+
+@dataclass
+class HookRegistration:
+    """``m.register_forward_hook(fn)``: ``fn`` receives ``roles``."""
+
+    roles: tuple[str, ...]
+    callback: cst.BaseExpression
+    call: cst.Call
+
+
+@dataclass
+class RawCall:
+    """A call whose callee may be a local function or class (resolved at the end)."""
+
+    call: cst.Call
+    grad_disabled: bool
+    scope: Scope
+
+
+class Binder:
+    """Pass-1 walk participant. Fills a :class:`Records`."""
+
+    def __init__(self, grad: GradModeTracker, parents: list[cst.CSTNode] | None = None) -> None:
+        self.grad = grad
+        self._parents = parents if parents is not None else []  # the walker's ancestor stack
+        self.records = Records()
+        self._scope: Scope | None = None
+        self._order = 0
+        self._functions: list[FunctionInfo] = []
+        self._branches: dict[int, _Branch] = {}
+        self._loops: list[_Loop] = []
+        self._tries: dict[int, dict[str, tuple[Binding, ...]]] = {}
+        self._deferred: list[tuple[cst.Name, Scope]] = []
+        self._narrowing: list[tuple[str, object]] = []
+        self._pending_narrowing: dict[int, tuple[str, object]] = {}
+        self._method_names: set[str] = set()
+
+    # -- lookups during the walk (pass 1 only) ------------------------------------
+    @property
+    def scope(self) -> Scope:
+        assert self._scope is not None
+        return self._scope
+
+    def lookup(self, name: str) -> tuple[Binding, ...]:
+        """The bindings of ``name`` reaching the current point, by Python's LEGB order
+        (class bodies are not seen from functions inside them)."""
+        scope: Scope | None = self._scope
+        innermost = True
+        while scope is not None:
+            if not (scope.kind is ScopeKind.CLASS and not innermost):
+                found = scope.reaching.get(name)
+                if found:
+                    return found
+            innermost = False
+            scope = scope.parent
+        return ()
+
+    def _next_order(self) -> int:
+        self._order += 1
+        return self._order
+
+    # -- binding -----------------------------------------------------------------------
+    def _target_scope(self, name: str) -> Scope:
+        scope = self.scope
+        if name in scope.declared_global:
+            while scope.parent is not None:
+                scope = scope.parent
+        elif name in scope.declared_nonlocal:
+            outer = scope.parent
+            while outer is not None and not (outer.kind is ScopeKind.FUNCTION and name in outer.every):
+                outer = outer.parent
+            scope = outer or scope
+        return scope
+
+    def bind(self, name: str, kind: BindingKind, node: cst.CSTNode, **extra: object) -> Binding:
+        scope = self._target_scope(name)
+        binding = Binding(name, kind, node, scope, self._next_order(), grad_disabled=self.grad.disabled, **extra)  # type: ignore[arg-type]
+        scope.every.setdefault(name, []).append(binding)
+        scope.reaching[name] = (binding,)
+        for loop in self._loops:
+            if loop.scope is scope:
+                loop.bound.setdefault(name, []).append(binding)
+        self.records.bindings.append(binding)
+        return binding
+
+    def bind_target(self, target: cst.BaseExpression, kind: BindingKind, node: cst.CSTNode, value: cst.BaseExpression | None, path: tuple[int | None, ...] = ()) -> None:
+        if isinstance(target, cst.Name):
+            self.records.targets[id(target)] = self.bind(target.value, kind, node, value=value, path=path)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            starred = False
+            for position, element in enumerate(target.elements):
+                if isinstance(element, cst.StarredElement):
+                    starred = True
+                    self.bind_target(element.value, kind, node, value, (*path, None))
+                else:
+                    # After a starred element, positions count from the end: unknown here.
+                    self.bind_target(element.value, kind, node, value, (*path, None if starred else position))
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, kind, node, value, (*path, None))
+
+    # -- scopes --------------------------------------------------------------------------
+    def _push(self, kind: ScopeKind, node: cst.CSTNode) -> Scope:
+        scope = Scope(kind, node, self._scope)
+        self._scope = scope
+        self.records.scopes[id(node)] = scope
+        return scope
+
+    def _pop(self) -> None:
+        self._scope = self.scope.parent
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.records.module_scope = self._push(ScopeKind.MODULE, node)
+        self._method_names = _method_names(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._resolve_deferred()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bind(node.name.value, BindingKind.CLASS, node)
+        scope = self._push(ScopeKind.CLASS, node)
+        self.records.classes[id(node)] = ClassInfo(node, scope)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        info = self.records.classes[id(node)]
+        for name, bindings in info.scope.every.items():
+            for binding in bindings:
+                if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, cst.FunctionDef):
+                    info.methods[name] = binding.node
+                elif binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.AUGMENTED) and not binding.path:
+                    info.attributes.setdefault(name, []).append(AttributeSite(binding.value, binding.grad_disabled, binding.kind.value))
+        self._pop()
+
+    def _enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        cls = self.records.classes.get(id(self.scope.node)) if self.scope.kind is ScopeKind.CLASS else None
+        decorators: tuple[str, ...] = ()
+        if isinstance(node, cst.FunctionDef):
+            self.bind(node.name.value, BindingKind.FUNCTION, node)
+            decorators = tuple(filter(None, (dotted_name(_callee(d.decorator)) for d in node.decorators)))
+        self.records.tops[id(node)] = self._parents[1] if len(self._parents) > 1 else node
+        scope = self._push(ScopeKind.FUNCTION if isinstance(node, cst.FunctionDef) else ScopeKind.LAMBDA, node)
+        info = FunctionInfo(node, scope, cls, decorators=decorators)
+        if isinstance(node, cst.Lambda):
+            info.returns.append((node.body, self.grad.disabled))
+        self.records.functions[id(node)] = info
+        self._functions.append(info)
+        params = node.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        every += [extra for extra in (params.star_arg, params.star_kwarg) if isinstance(extra, cst.Param)]
+        for param in every:
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            self.bind(param.name.value, BindingKind.PARAMETER, param, value=param.default, annotation=annotation)
+
+    def _leave_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        self._functions.pop()
+        self._pop()
+
+    visit_FunctionDef = visit_Lambda = _enter_function
+    leave_FunctionDef = leave_Lambda = _leave_function
+
+    def _enter_comprehension(self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp) -> None:
+        self._push(ScopeKind.COMPREHENSION, node)
+        # The element is walked before the ``for`` clauses: bind their targets first.
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            self.bind_target(clause.target, BindingKind.COMPREHENSION_TARGET, clause, clause.iter)
+            clause = clause.inner_for_in
+
+    def _leave_comprehension(self, node: cst.CSTNode) -> None:
+        self._pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.scope.declared_global.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.scope.declared_nonlocal.update(item.name.value for item in node.names)
+
+    # -- loads -------------------------------------------------------------------------------
+    def visit_Name(self, node: cst.Name) -> None:
+        name = node.value
+        for narrowed, kind in reversed(self._narrowing):
+            if narrowed == name:
+                self.records.narrowed[id(node)] = kind  # type: ignore[assignment]
+                break
+        scope: Scope | None = self._scope
+        innermost = True
+        while scope is not None:
+            if scope.kind is ScopeKind.CLASS and not innermost:
+                scope = scope.parent
+                continue
+            found = scope.reaching.get(name)
+            if found:
+                self.records.resolution[id(node)] = found
+                self._note_loop_load(node, scope)
+                return
+            if scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+                # Not bound here yet: bound later in a loop (see leave_For), or free (then
+                # the enclosing scopes' final bindings reach it when the function runs).
+                self._deferred.append((node, scope))
+                self._note_loop_load(node, scope)
+                return
+            innermost = False
+            scope = scope.parent
+
+    def _note_loop_load(self, node: cst.Name, scope: Scope) -> None:
+        for loop in self._loops:
+            if loop.scope is scope:
+                loop.loads.append((node, self._order))
+
+    def _resolve_deferred(self) -> None:
+        for node, scope in self._deferred:
+            if id(node) in self.records.resolution:
+                continue  # a later binding in the same loop reached it
+            name = node.value
+            if name in scope.every:
+                self.records.resolution[id(node)] = tuple(scope.every[name])
+                continue
+            outer = scope.parent
+            while outer is not None:
+                if outer.kind is not ScopeKind.CLASS and outer.reaching.get(name):
+                    self.records.resolution[id(node)] = outer.reaching[name]
+                    break
+                outer = outer.parent
+
+    # -- statements that bind ----------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = dotted_name(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.bind(alias.asname.name.value, BindingKind.IMPORT, node, qualname=dotted)
+            else:
+                root = dotted.split(".")[0]
+                self.bind(root, BindingKind.IMPORT, node, qualname=root)
+            if dotted.split(".")[0] == "torch":
+                self.records.imports_torch = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module) or ""
+        if module.split(".")[0] == "torch":
+            self.records.imports_torch = True
+        for alias in node.names:
+            imported = dotted_name(alias.name) or ""
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.bind(local, BindingKind.IMPORT, node, qualname=f"{module}.{imported}")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(_Loop(self.scope, dict(self.scope.reaching), self._order))
+        self.bind_target(node.target, BindingKind.LOOP_TARGET, node, node.iter)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(_Loop(self.scope, dict(self.scope.reaching), self._order))
+
+    def _leave_loop(self, node: cst.For | cst.While) -> None:
+        loop = self._loops.pop()
+        # The next iteration: a load that the loop's entry reaches (no binding of the body
+        # surely comes first) also sees what reaches the end of the body, from the
+        # previous iteration: ``best = None`` ... ``if best is None: best = x else: use(best)``.
+        end = loop.scope.reaching
+        for name_node, _order in loop.loads:
+            name = name_node.value
+            if name not in loop.bound:
+                continue
+            known = self.records.resolution.get(id(name_node), ())
+            if known and all(binding.order > loop.start for binding in known):
+                continue  # bound earlier in the same iteration: that binding comes first
+            carried = [binding for binding in end.get(name, ()) if binding.order > loop.start and binding not in known]
+            if carried:
+                self.records.resolution[id(name_node)] = (*known, *carried)
+        # After the loop: it may have run zero times.
+        _union_into(loop.scope.reaching, loop.before)
+
+    leave_For = leave_While = _leave_loop
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._store(target.target, node.value, node, BindingKind.ASSIGNMENT)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        annotation = node.annotation.annotation
+        if isinstance(node.target, cst.Name):
+            self.records.targets[id(node.target)] = self.bind(node.target.value, BindingKind.ANNOTATION, node, value=node.value, annotation=annotation)
+        else:
+            self._store(node.target, node.value, node, BindingKind.ANNOTATION)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Name):
+            previous = self.lookup(target.value)
+            self.bind(target.value, BindingKind.AUGMENTED, node, value=node.value, previous=previous)
+        else:
+            self._store(target, node.value, node, BindingKind.AUGMENTED)
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self.records.targets[id(node.target)] = self.bind(node.target.value, BindingKind.WALRUS, node, value=node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bind_target(node.asname.name, BindingKind.WITH_TARGET, node, node.item)  # type: ignore[arg-type]
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.bind(node.name.name.value, BindingKind.EXCEPTION, node)
+
+    def _store_elements(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | None, node: cst.CSTNode, kind: BindingKind, path: tuple[int | None, ...]) -> None:
+        """``self.a, self.b = x, y`` / ``= pair``: the attribute and item targets of a tuple."""
+        paired = isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+        for position, element in enumerate(target.elements):
+            if isinstance(element, cst.StarredElement):
+                continue
+            inner = element.value
+            if paired:
+                if isinstance(inner, (cst.Attribute, cst.Subscript, cst.Tuple, cst.List)):
+                    self._store(inner, value.elements[position].value, node, kind)  # type: ignore[union-attr]
+            elif isinstance(inner, cst.Attribute):
+                self._store(inner, value, node, kind, (*path, position))
+            elif isinstance(inner, (cst.Tuple, cst.List)):
+                self._store_elements(inner, value, node, kind, (*path, position))
+
+    def _store(self, target: cst.BaseExpression, value: cst.BaseExpression | None, node: cst.CSTNode, kind: BindingKind, path: tuple[int | None, ...] = ()) -> None:
+        """A store to a name, a tuple of targets, ``self.attr`` or ``container[key]``."""
+        if isinstance(target, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
+            if kind is not BindingKind.AUGMENTED:
+                self.bind_target(target, kind, node, value)
+            if isinstance(target, (cst.Tuple, cst.List)):
+                self._store_elements(target, value, node, kind, path)
+            return
+        if isinstance(target, cst.Attribute):
+            info = self._self_class(target.value)
+            if info is not None:
+                how = "augmented" if kind is BindingKind.AUGMENTED else "annotation" if kind is BindingKind.ANNOTATION else "assignment"
+                info.attributes.setdefault(target.attr.value, []).append(AttributeSite(value, self.grad.disabled, how, path))
+            return
+        if isinstance(target, cst.Subscript) and value is not None:
+            key = _constant_key(target)
+            self._add_to(target.value, Addition(value, self.grad.disabled, key=key, item=True))
+
+    # -- branches ---------------------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_orelse(node)
+        branch = _Branch(self.scope, dict(self.scope.reaching))
+        self._branches[id(node)] = branch
+        if node.orelse is not None:
+            self._branches[id(node.orelse)] = branch
+        narrowed = _isinstance_test(node.test)
+        if narrowed is not None:
+            name, body_kind, else_kind = narrowed
+            if body_kind is not None:
+                self._pending_narrowing[id(node.body)] = (name, body_kind)
+            if else_kind is not None and isinstance(node.orelse, cst.Else):
+                self._pending_narrowing[id(node.orelse.body)] = (name, else_kind)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        narrowed = _isinstance_test(node.test)
+        if narrowed is None:
+            return
+        name, body_kind, else_kind = narrowed
+        for branch, kind in ((node.body, body_kind), (node.orelse, else_kind)):
+            for reference in _names_in(branch, name):
+                self.records.narrowed[id(reference)] = kind
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._enter_orelse(node)
+
+    def _enter_orelse(self, node: cst.CSTNode) -> None:
+        """Entering an ``else`` / ``elif``: it does not see what the ``if`` body bound."""
+        branch = self._branches.pop(id(node), None)
+        if branch is None or branch.scope is not self._scope:
+            return
+        branch.body_end = dict(branch.scope.reaching)
+        branch.scope.reaching.clear()
+        branch.scope.reaching.update(branch.before)
+
+    def leave_If(self, node: cst.If) -> None:
+        branch = self._branches.pop(id(node), None)
+        if branch is None or branch.scope is not self._scope:
+            return
+        reaching = branch.scope.reaching
+        if branch.body_end is None:  # no else: the code after sees the body's end or the start
+            if _ends_flow(node.body):
+                reaching.clear()
+                reaching.update(branch.before)
+            else:
+                _union_into(reaching, branch.before)
+            return
+        orelse_leaves = isinstance(node.orelse, cst.Else) and _ends_flow(node.orelse.body)
+        if _ends_flow(node.body):
+            return  # only the else branch reaches the code after the if
+        if orelse_leaves:
+            reaching.clear()
+            reaching.update(branch.body_end)
+            return
+        _union_into(reaching, branch.body_end)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        narrowing = self._pending_narrowing.pop(id(node), None)
+        if narrowing is not None:
+            self._narrowing.append(narrowing)
+            self._pending_narrowing[-id(node)] = narrowing
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if self._pending_narrowing.pop(-id(node), None) is not None:
+            self._narrowing.pop()
+
+    def visit_Try(self, node: cst.Try | cst.TryStar) -> None:
+        self._tries[id(node)] = dict(self.scope.reaching)
+
+    def leave_Try(self, node: cst.Try | cst.TryStar) -> None:
+        before = self._tries.pop(id(node), None)
+        if before is not None:
+            _union_into(self.scope.reaching, before)
+
+    visit_TryStar = visit_Try
+    leave_TryStar = leave_Try
+
+    # -- what functions give back -------------------------------------------------------------
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._functions and node.value is not None and isinstance(self._functions[-1].node, cst.FunctionDef):
+            self._functions[-1].returns.append((node.value, self.grad.disabled))
+
+    def _visit_yield(self, node: cst.Yield) -> None:
+        if self._functions and isinstance(node.value, cst.BaseExpression):
+            self._functions[-1].yields.append((node.value, self.grad.disabled))
+
+    visit_Yield = _visit_yield
+
+    # -- calls: container additions, registrations, hooks, call sites -----------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        positional = positional_args(node)
+        adder = _ADDERS.get(method)
+        if adder is not None and len(positional) > adder[0]:
+            key = string_value(positional[0].value) if method == "setdefault" else None
+            self._add_to(func.value, Addition(positional[adder[0]].value, self.grad.disabled, spread=adder[1], key=key))
+        if method in ("register_buffer", "register_parameter") and len(positional) >= 2:
+            info = self._self_class(func.value)
+            name = string_value(positional[0].value)
+            if info is not None and name is not None:
+                how = "buffer" if method == "register_buffer" else "parameter"
+                info.attributes.setdefault(name, []).append(AttributeSite(positional[1].value, self.grad.disabled, how))
+        roles = MODULE_HOOKS.get(method) or TENSOR_HOOKS.get(method)
+        if roles is not None and positional:
+            if method == "register_forward_hook" and any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args):
+                roles = ("module", "inputs", "kwargs", "output")
+            self.records.hooks.append(HookRegistration(roles, positional[0].value, node))
+        if method in self._method_names:
+            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+
+    def _add_to(self, container: cst.BaseExpression, addition: Addition) -> None:
+        """Record ``addition`` on the binding(s) or class attribute ``container`` names."""
+        if isinstance(container, cst.Name):
+            for binding in self.lookup(container.value):
+                binding.additions.append(addition)
+        elif isinstance(container, cst.Attribute):
+            info = self._self_class(container.value)
+            if info is not None:
+                info.additions.setdefault(container.attr.value, []).append(addition)
+            else:  # ``buffer.log_probs.append(v)``: an instance of some class, found later
+                self.records.foreign_additions.append((container.value, container.attr.value, addition))
+
+    def _self_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
+        """The class whose instance ``expr`` is, when ``expr`` is a method's first parameter."""
+        if not isinstance(expr, cst.Name):
+            return None
+        for info in reversed(self._functions):
+            if isinstance(info.node, cst.Lambda):
+                continue
+            if info.is_method and info.params and info.params[0].name.value == expr.value:
+                return info.cls
+            # A nested function sees its method's ``self`` through the closure.
+        return None
+
+
+@dataclass
+class Records:
+    """What pass 1 found; the semantic model's raw material."""
+
+    module_scope: Scope | None = None
+    scopes: dict[int, Scope] = field(default_factory=dict)  # id(node) -> scope it opens
+    bindings: list[Binding] = field(default_factory=list)
+    resolution: dict[int, tuple[Binding, ...]] = field(default_factory=dict)  # id(Name) -> bindings
+    targets: dict[int, Binding] = field(default_factory=dict)  # id(target Name) -> the binding it makes
+    tops: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(function) -> its top-level statement
+    foreign_additions: list[tuple[cst.BaseExpression, str, Addition]] = field(default_factory=list)  # obj.attr.append(v)
+    narrowed: dict[int, object] = field(default_factory=dict)  # id(Name) -> Kind by isinstance
+    classes: dict[int, ClassInfo] = field(default_factory=dict)
+    functions: dict[int, FunctionInfo] = field(default_factory=dict)
+    hooks: list[HookRegistration] = field(default_factory=list)
+    calls: list[RawCall] = field(default_factory=list)
+    imports_torch: bool = False
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+def _union_into(reaching: dict[str, tuple[Binding, ...]], other: dict[str, tuple[Binding, ...]]) -> None:
+    for name, bindings in other.items():
+        current = reaching.get(name)
+        if current is None:
+            reaching[name] = bindings
+        elif current != bindings:
+            reaching[name] = (*current, *(b for b in bindings if b not in current))
+
+
+def _ends_flow(suite: cst.BaseSuite | None) -> bool:
+    """Whether a block always leaves through return / raise / continue / break."""
+    if suite is None:
+        return False
+    body = suite.body
+    if isinstance(suite, cst.IndentedBlock):
+        if not body:
+            return False
+        last = body[-1]
+        if not isinstance(last, cst.SimpleStatementLine):
+            return False
+        body = last.body
+    return bool(body) and isinstance(body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def _callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
+    return decorator.func if isinstance(decorator, cst.Call) else decorator
+
+
+def _constant_key(subscript: cst.Subscript) -> str | None:
+    if len(subscript.slice) == 1 and isinstance(subscript.slice[0].slice, cst.Index):
+        return string_value(subscript.slice[0].slice.value)
+    return None
+
+
+def _method_names(module: cst.Module) -> set[str]:
+    """Names of every method defined in a class of the module (calls of these are kept)."""
+    from torchcopy_lint.walker import iter_children
+
+    names: set[str] = set()
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.ClassDef):
+            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+            names.update(item.name.value for item in body if isinstance(item, cst.FunctionDef))
+            pending.extend(body)
+        elif isinstance(node, (cst.FunctionDef, cst.If, cst.Try, cst.With, cst.For, cst.While, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.Finally)):
+            pending.extend(child for child in iter_children(node) if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.ExceptHandler, cst.Else, cst.Finally)))
+    return names
+
+
+def _names_in(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """Every ``Name`` node spelling ``name`` inside ``node`` (not inside a lambda)."""
+    from torchcopy_lint.walker import iter_children
+
+    found, pending = [], [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            if current.value == name:
+                found.append(current)
+        elif not isinstance(current, cst.Lambda):
+            pending.extend(iter_children(current))
+    return found
+
+
+def _isinstance_test(test: cst.BaseExpression) -> tuple[str, object, object] | None:
+    """``(name, kind in the body, kind in the else branch)`` for ``isinstance(name, T)``;
+    the kinds are resolved by the semantic model (see SemanticModel.narrowing_kind)."""
+    negated = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        negated, test = True, test.expression
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2):
+        return None
+    subject = test.args[0].value
+    if not isinstance(subject, cst.Name):
+        return None
+    classes = test.args[1].value
+    body, other = ("is", classes), ("is not", classes)
+    return (subject.value, other, body) if negated else (subject.value, body, other)

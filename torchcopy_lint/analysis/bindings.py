@@ -1,0 +1,155 @@
+"""The semantic model's records: scopes, bindings, classes, functions.
+
+The :class:`~torchcopy_lint.analysis.binder.Binder` fills these in one walk of the
+module; the :class:`~torchcopy_lint.analysis.semantic.SemanticModel` answers questions
+from them. They hold CST nodes, never values: a value is computed when asked (see
+:mod:`torchcopy_lint.analysis.evaluate`), once every binding of the module is known.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+
+class BindingKind(enum.Enum):
+    """How a name got its value (ruff's ``BindingKind``, cut to what the rules need)."""
+
+    ASSIGNMENT = "assignment"  # x = v; a, b = v (with a path into v)
+    AUGMENTED = "augmented assignment"  # x += v (keeps the earlier bindings as ``previous``)
+    ANNOTATION = "annotated assignment"  # x: T = v, or x: T alone
+    WALRUS = "named expression"  # (x := v)
+    PARAMETER = "parameter"
+    LOOP_TARGET = "for target"  # for x in v
+    COMPREHENSION_TARGET = "comprehension target"  # [... for x in v]
+    WITH_TARGET = "with target"  # with v as x
+    IMPORT = "import"
+    FUNCTION = "function"
+    CLASS = "class"
+    EXCEPTION = "except target"
+    DELETION = "del"
+
+
+class ScopeKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    LAMBDA = "lambda"
+    COMPREHENSION = "comprehension"
+
+
+@dataclass(eq=False)
+class Addition:
+    """A value put into a container after it was created: ``xs.append(v)`` (``spread``
+    False), ``xs.extend(vs)`` (``spread``: the elements of ``v``), ``d[k] = v`` (``key``)."""
+
+    value: cst.BaseExpression
+    grad_disabled: bool
+    spread: bool = False
+    key: str | None = None  # a constant string key
+    item: bool = False  # an item store (``d[k] = v``), which a tensor takes too
+
+
+@dataclass(eq=False)
+class Binding:
+    """One binding of a name. Compared by identity."""
+
+    name: str
+    kind: BindingKind
+    node: cst.CSTNode  # the statement, parameter, loop, import or definition that binds
+    scope: "Scope"
+    order: int  # walk order: larger is later in the source
+    value: cst.BaseExpression | None = None  # assigned value, iterable, default, with-item
+    path: tuple[int | None, ...] = ()  # position in an unpacked target: ``a, (b, c) = v`` gives c (1, 1)
+    annotation: cst.BaseExpression | None = None
+    qualname: str | None = None  # imports: the dotted name bound
+    grad_disabled: bool = False  # bound inside a no_grad / inference_mode region
+    previous: tuple["Binding", ...] = ()  # AUGMENTED: the bindings it updates
+    additions: list[Addition] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Binding({self.name!r}, {self.kind.name}, order={self.order})"
+
+
+@dataclass(eq=False)
+class Scope:
+    """A module, class, function, lambda or comprehension scope."""
+
+    kind: ScopeKind
+    node: cst.CSTNode
+    parent: "Scope | None"
+    # Bindings that reach the point of the walk (several after branches); once the scope
+    # has been walked, those that reach its end.
+    reaching: dict[str, tuple[Binding, ...]] = field(default_factory=dict)
+    every: dict[str, list[Binding]] = field(default_factory=dict)  # all bindings of each name
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+
+    def __repr__(self) -> str:
+        return f"Scope({self.kind.name}, {type(self.node).__name__})"
+
+
+@dataclass(eq=False)
+class AttributeSite:
+    """``self.name = value`` in a method, ``name = value`` in the class body,
+    ``self.register_buffer("name", value)`` ... (``how`` says which)."""
+
+    value: cst.BaseExpression | None
+    grad_disabled: bool
+    how: str = "assignment"  # assignment | buffer | parameter | annotation | augmented
+    path: tuple[int | None, ...] = ()  # position in an unpacked value: ``self.a, self.b = pair``
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    scope: Scope  # the class body's scope
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    attributes: dict[str, list[AttributeSite]] = field(default_factory=dict)
+    additions: dict[str, list[Addition]] = field(default_factory=dict)  # self.name.append(v) ...
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value
+
+
+@dataclass(eq=False)
+class CallSite:
+    """A call of a local function or class: where its parameters get their values.
+
+    ``offset`` is 1 when the call passes the receiver implicitly (``self.method(x)``,
+    ``Trainer(model)`` to ``__init__(self, model)``)."""
+
+    call: cst.Call
+    grad_disabled: bool
+    offset: int = 0
+    scope: "Scope | None" = None  # where the call is (its function may itself run without grad)
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef | cst.Lambda
+    scope: Scope  # the function's own scope
+    cls: ClassInfo | None = None  # the class it is a method of
+    returns: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # (value, grad disabled)
+    yields: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
+    call_sites: list[CallSite] = field(default_factory=list)
+    hook_roles: tuple[str, ...] | None = None  # registered as a hook: what each parameter gets
+    hook_offset: int = 0  # parameters before the roles (``self`` of a method, ``partial`` arguments)
+    decorators: tuple[str, ...] = ()  # dotted decorator names (``staticmethod``, ``property`` ...)
+
+    @property
+    def name(self) -> str:
+        return self.node.name.value if isinstance(self.node, cst.FunctionDef) else "<lambda>"
+
+    @property
+    def params(self) -> list[cst.Param]:
+        params = self.node.params
+        return [*params.posonly_params, *params.params]
+
+    @property
+    def is_method(self) -> bool:
+        """A method that receives its instance as its first parameter."""
+        return self.cls is not None and "staticmethod" not in self.decorators and "classmethod" not in self.decorators

@@ -1,0 +1,1003 @@
+"""Compute the abstract value of an expression (see :mod:`.values`).
+
+The rules of evaluation, by expression form: a name is the join of the bindings that
+reach it; ``self.x`` is the join of every value any method of the class assigns to
+``self.x``; a call of a local function is the join of its returns, and a parameter the
+join of the arguments its call sites pass (or what its annotation, its role as a hook
+callback, or its default says); torch calls, tensor methods and module methods follow
+the tables in :mod:`.torch_api`; containers carry their elements, including what was
+appended later. Evaluation is memoised per node and grad mode, and cut where it would
+loop (a recursive function, ``x = f(x)``): such a value is unknown.
+
+``grad_off`` is whether autograd is off where the expression runs: a computation under
+``torch.no_grad()`` has no history, a parameter read there still requires grad.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis import torch_api as api
+from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, FunctionInfo
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_basic_index, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.values import (
+    ARRAY,
+    NONE,
+    OBJECT,
+    SCALAR,
+    UNKNOWN,
+    Alias,
+    AliasHow,
+    Grad,
+    Kind,
+    Value,
+    container,
+    element_of,
+    item_of,
+    join,
+    join_all,
+    tensor,
+)
+
+if TYPE_CHECKING:
+    from torchcopy_lint.analysis.semantic import SemanticModel
+
+PARAMETER = tensor(Grad.LEAF, "an nn.Parameter")
+SIZE = Value(Kind.CONTAINER, element=SCALAR, qualname="torch.Size")
+# torch.nn modules without parameters: their output has the history of their input only.
+_PARAMETER_FREE_MODULES = frozenset(
+    """
+    ReLU ReLU6 LeakyReLU PReLU_ GELU SiLU Mish ELU SELU CELU Sigmoid Tanh Softmax LogSoftmax Softplus
+    Hardtanh Hardswish Hardsigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Identity Flatten
+    Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
+    AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample
+    PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d
+    """.split()
+)
+_SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "hash", "id", "isinstance", "issubclass", "hasattr", "callable", "ord", "chr", "format", "bin", "hex", "oct"})
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"})
+_PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError"})
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "complex"})
+_CONTAINER_ANNOTATIONS = frozenset({"list", "dict", "tuple", "set", "frozenset", "List", "Dict", "Tuple", "Set", "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "OrderedDict", "Deque", "deque"})
+_MAX_NESTING = 60  # evaluations in progress at once (deep chains are cut, not overflowed)
+_CALL_DEPTH = 2  # calls followed with their own arguments (see Evaluator._returns_at)
+_MODULE_ONLY_METHODS = (
+    api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | api.BUFFER_ITERATORS | api.NAMED_BUFFER_ITERATORS
+    | api.SUBMODULE_ITERATORS | api.NAMED_SUBMODULE_ITERATORS | api.STATE_DICT_METHODS | api.LOAD_STATE_METHODS
+)
+
+
+def derived(grad: Grad, grad_off: bool) -> Grad:
+    """The grad state of a computation's result from its input's."""
+    if grad_off:
+        return Grad.NO
+    return Grad.GRAPH if grad.required else grad
+
+
+def combined(values: list[Value], grad_off: bool) -> tuple[Grad, str | None, bool]:
+    """``(grad, why, loss)`` of a computation on several values (tensors among them)."""
+    tensors = [value for value in values if value.kind is Kind.TENSOR]
+    loss = any(value.loss for value in tensors)
+    if grad_off:
+        return Grad.NO, None, loss
+    for value in tensors:
+        if value.grad.required:
+            return Grad.GRAPH, value.why, loss
+    if tensors and all(value.grad is Grad.NO for value in tensors) and len(tensors) == len([v for v in values if v.kind is not Kind.SCALAR]):
+        return Grad.NO, None, loss
+    return Grad.UNKNOWN, None, loss
+
+
+def without_history(value: Value) -> Value:
+    """``value`` as computed under no_grad: results lose their history, leaves stay."""
+    if value.kind is Kind.TENSOR and value.grad is Grad.GRAPH:
+        return value.with_(grad=Grad.NO, why=None)
+    if value.kind is Kind.CONTAINER and value.element is not None:
+        items = tuple(without_history(item) for item in value.items) if value.items is not None else None
+        return value.with_(element=without_history(value.element), items=items)
+    return value
+
+
+def without_alias(value: Value) -> Value:
+    """A deep copy of ``value``: the same kinds, sharing nothing."""
+    if value.kind is Kind.CONTAINER:
+        items = tuple(without_alias(item) for item in value.items) if value.items is not None else None
+        element = without_alias(value.element) if value.element is not None else None
+        return value.with_(alias=None, element=element, items=items)
+    return value.with_(alias=None)
+
+
+def _is_false(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _is_true(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _requires_grad_flag(call: cst.Call) -> cst.BaseExpression | None:
+    argument = keyword_arg(call, "requires_grad")
+    return argument.value if argument is not None else None
+
+
+class Evaluator:
+    """Memoised evaluation of expressions against one semantic model.
+
+    ``infer_parameters`` False evaluates parameters from their annotations and defaults
+    only: the model builds its call-site and hook indexes with such an evaluator.
+    """
+
+    def __init__(
+        self,
+        model: "SemanticModel",
+        infer_parameters: bool = True,
+        arguments: dict[int, Value] | None = None,
+        depth: int = 0,
+        known_calls: dict[int, list[CallSite]] | None = None,
+    ) -> None:
+        self.model = model
+        self.infer_parameters = infer_parameters
+        self._known_calls = known_calls  # call sites to infer parameters from, while the model's are being built
+        self._arguments = arguments or {}  # id(parameter binding) -> the value one call passes
+        self._depth = depth  # how many calls deep this evaluator evaluates a callee's returns
+        self._memo: dict[tuple[int, bool], Value] = {}
+        self._active: set[tuple[int, bool]] = set()
+        self._returns: dict[int, Value] = {}
+        self._calls: dict[tuple[int, bool], Value] = {}
+
+    # -- entry points ------------------------------------------------------------------
+    def value(self, expr: cst.BaseExpression, grad_off: bool = False) -> Value:
+        key = (id(expr), grad_off)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in self._active or len(self._active) > _MAX_NESTING:
+            return UNKNOWN  # a cycle (``x = f(x)``, recursion) or a chain too deep to follow
+        self._active.add(key)
+        try:
+            result = self._evaluate(expr, grad_off)
+        finally:
+            self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    def binding_value(self, binding: Binding) -> Value:
+        key = (id(binding), False)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        if key in self._active or len(self._active) > _MAX_NESTING:
+            return UNKNOWN
+        self._active.add(key)
+        try:
+            result = self._binding_value(binding)
+        finally:
+            self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    # -- expressions -----------------------------------------------------------------------
+    def _evaluate(self, expr: cst.BaseExpression, off: bool) -> Value:
+        result = self._evaluate_form(expr, off)
+        if result.kind is Kind.TENSOR and not result.guessed and any(operand.guessed for operand in self._operands(expr, off)):
+            return result.with_(guessed=True)  # computed from a value whose kind is a guess
+        return result
+
+    def _operands(self, expr: cst.BaseExpression, off: bool) -> list[Value]:
+        """The values an expression's tensor result is computed from (already memoised)."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value in api.PARAMETER_ATTRIBUTES:
+            return []  # ``.weight`` of a module, known or guessed, is a parameter either way
+        if isinstance(expr, cst.Attribute) or isinstance(expr, cst.Subscript):
+            return [self.value(expr.value, off)]
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            return [self.value(expr.func.value, off)]
+        if isinstance(expr, cst.BinaryOperation):
+            return [self.value(expr.left, off), self.value(expr.right, off)]
+        if isinstance(expr, cst.UnaryOperation):
+            return [self.value(expr.expression, off)]
+        return []
+
+    def _evaluate_form(self, expr: cst.BaseExpression, off: bool) -> Value:
+        if isinstance(expr, cst.Name):
+            return self._name(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, off)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, off)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, off)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._arithmetic(self.value(expr.left, off), self.value(expr.right, off), off)
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return SCALAR
+            operand = self.value(expr.expression, off)
+            return operand.with_(grad=derived(operand.grad, off), alias=None) if operand.kind is Kind.TENSOR else operand
+        if isinstance(expr, cst.BooleanOperation):
+            return join(self.value(expr.left, off), self.value(expr.right, off))
+        if isinstance(expr, cst.IfExp):
+            return join(self.value(expr.body, off), self.value(expr.orelse, off))
+        if isinstance(expr, cst.Comparison):
+            left = self.value(expr.left, off)
+            if left.kind is Kind.TENSOR or any(self.value(target.comparator, off).kind is Kind.TENSOR for target in expr.comparisons):
+                return tensor(Grad.NO)
+            return SCALAR
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return SCALAR
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            return self._display(expr, off)
+        if isinstance(expr, cst.Dict):
+            return self._dict_display(expr, off)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return container(self.value(expr.elt, off))
+        if isinstance(expr, cst.DictComp):
+            return container(self.value(expr.value, off))
+        if isinstance(expr, cst.Lambda):
+            return Value(Kind.CALLABLE, function=expr)
+        if isinstance(expr, cst.NamedExpr):
+            return self.value(expr.value, off)
+        if isinstance(expr, cst.Ellipsis):
+            return OBJECT
+        return UNKNOWN
+
+    def _display(self, expr: cst.List | cst.Tuple | cst.Set, off: bool) -> Value:
+        values: list[Value] = []
+        spread: list[Value] = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredElement):
+                spread.append(element_of(self.value(element.value, off)))
+            else:
+                values.append(self.value(element.value, off))
+        element_value = join_all([*values, *spread]) if values or spread else UNKNOWN
+        items = tuple(values) if isinstance(expr, cst.Tuple) and not spread else None
+        return container(element_value, items=items)
+
+    def _dict_display(self, expr: cst.Dict, off: bool) -> Value:
+        values: list[Value] = []
+        fields: list[tuple[str, Value]] = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredDictElement):
+                inner = self.value(element.value, off)
+                values.append(element_of(inner))
+                fields.extend(inner.fields)
+                continue
+            value = self.value(element.value, off)
+            values.append(value)
+            key = string_value(element.key)
+            if key is not None:
+                fields.append((key, value))
+        return container(join_all(values) if values else UNKNOWN, fields=tuple(fields))
+
+    # -- names and bindings -------------------------------------------------------------
+    def _name(self, expr: cst.Name) -> Value:
+        bindings = self.model.bindings_of(expr)
+        if not bindings:
+            if expr.value in ("True", "False"):
+                return SCALAR
+            if expr.value == "None":
+                return NONE
+            if self.model.is_builtin(expr):
+                return Value(Kind.CALLABLE, qualname=f"builtins.{expr.value}")
+            # Undefined here (a star import, a global set elsewhere): its name may tell.
+            return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
+        value = join_all([self.binding_value(binding) for binding in bindings])
+        narrowed = self.model.narrowing(expr)
+        if narrowed is Kind.TENSOR and (value.kind is not Kind.TENSOR or value.guessed):
+            return tensor(value.grad, value.why, value.alias)
+        if narrowed is Kind.OBJECT and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
+            return OBJECT
+        return value
+
+    def _binding_value(self, binding: Binding) -> Value:
+        passed = self._arguments.get(id(binding))
+        if passed is not None:
+            return passed
+        if not binding.grad_disabled and self.infer_parameters and self.model.runs_without_grad(binding.scope):
+            binding = _with_grad_off(binding)
+        kind = binding.kind
+        if kind in (BindingKind.ASSIGNMENT, BindingKind.WALRUS):
+            value = self._project(self.value(binding.value, binding.grad_disabled), binding.path) if binding.value is not None else UNKNOWN
+            if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
+                value = self._loss_named(binding) or value
+        elif kind is BindingKind.ANNOTATION:
+            value = self.value(binding.value, binding.grad_disabled) if binding.value is not None else UNKNOWN
+            if value.kind is Kind.UNKNOWN and binding.annotation is not None:
+                value = self.annotation_value(binding.annotation)
+        elif kind is BindingKind.AUGMENTED:
+            before = join_all([self.binding_value(previous) for previous in binding.previous]) if binding.previous else UNKNOWN
+            assert binding.value is not None
+            value = self._augmented(before, self.value(binding.value, binding.grad_disabled), binding.grad_disabled)
+        elif kind is BindingKind.PARAMETER:
+            value = self._parameter(binding)
+        elif kind in (BindingKind.LOOP_TARGET, BindingKind.COMPREHENSION_TARGET):
+            value = self._project(element_of(self.value(binding.value, binding.grad_disabled)), binding.path) if binding.value is not None else UNKNOWN
+        elif kind is BindingKind.IMPORT:
+            value = Value(Kind.OBJECT, qualname=binding.qualname)
+        elif kind is BindingKind.FUNCTION:
+            value = Value(Kind.CALLABLE, function=binding.node)  # type: ignore[arg-type]
+        elif kind is BindingKind.CLASS:
+            value = Value(Kind.CALLABLE, cls=binding.node)  # type: ignore[arg-type]
+        elif kind is BindingKind.WITH_TARGET:
+            value = UNKNOWN
+        else:
+            value = OBJECT
+        if binding.additions:
+            value = self._with_additions(value, binding.additions)
+        return value
+
+    def _project(self, value: Value, path: tuple[int | None, ...]) -> Value:
+        for index in path:
+            value = item_of(value, index)
+        return value
+
+    def _with_additions(self, value: Value, additions: list) -> Value:
+        """A container grown after it was made: its elements include what was added."""
+        if value.kind not in (Kind.CONTAINER, Kind.UNKNOWN):
+            return value
+        if value.kind is Kind.UNKNOWN and all(addition.item for addition in additions):
+            return value  # ``x[i] = v`` does not say x is a container: tensors take it too
+        added: list[Value] = []
+        fields = list(value.fields)
+        for addition in additions:
+            item = self.value(addition.value, addition.grad_disabled)
+            if addition.spread:
+                item = element_of(item)
+            added.append(item)
+            if addition.key is not None:
+                fields.append((addition.key, item))
+        element = join_all([value.element, *added]) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added)
+        return Value(Kind.CONTAINER, element=element, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
+
+    def _augmented(self, before: Value, operand: Value, off: bool) -> Value:
+        if before.kind is Kind.CONTAINER:
+            return container(join(before.element or UNKNOWN, element_of(operand)), alias=before.alias)
+        if before.kind is Kind.TENSOR and not (operand.kind is Kind.TENSOR and operand.grad.required):
+            return before  # ``t += x`` writes t in place: it stays what it was
+        return self._arithmetic(before, operand, off)
+
+    def _parameter(self, binding: Binding) -> Value:
+        info = self.model.function_of_scope(binding.scope)
+        if info is None:
+            return UNKNOWN
+        param = binding.node
+        params = info.params
+        index = next((i for i, candidate in enumerate(params) if candidate is param), None)
+        if info.hook_roles is not None and index is not None and index >= info.hook_offset:
+            role_index = index - info.hook_offset
+            if role_index < len(info.hook_roles):
+                return _hook_role_value(info.hook_roles[role_index])
+        if index == 0 and info.cls is not None:
+            if "staticmethod" not in info.decorators:
+                if "classmethod" in info.decorators:
+                    return Value(Kind.CALLABLE, cls=info.cls.node)
+                return self.model.instance_of(info.cls.node)
+        if binding.annotation is not None:
+            annotated = self.annotation_value(binding.annotation)
+            if annotated.kind is not Kind.UNKNOWN:
+                return annotated
+        if isinstance(param, cst.Param) and (param is info.node.params.star_arg or param is info.node.params.star_kwarg):
+            return container()
+        value = UNKNOWN
+        if self.infer_parameters:
+            sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
+            passed = [self._argument(site, info, index, binding.name) for site in sites]
+            value = join_all([v for v in passed if v is not None]) if any(v is not None for v in passed) else UNKNOWN
+        if value.kind is Kind.UNKNOWN and binding.value is not None:
+            default = self.value(binding.value)
+            if default.kind is not Kind.NONE:
+                value = join(value, default)
+        if value.kind is Kind.UNKNOWN:
+            cls = self.model.class_named_like(binding.name)
+            if cls is not None:
+                return self.model.instance_of(cls).with_(guessed=True)  # ``buffer`` of a ``RolloutBuffer``
+        if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
+            value = _named_like(binding.name) or value
+        return value
+
+    def _argument(self, site: CallSite, info: FunctionInfo, index: int | None, name: str) -> Value | None:
+        """What ``site`` passes for the parameter (position ``index``, called ``name``)."""
+        for argument in site.call.args:
+            if argument.keyword is not None and argument.keyword.value == name:
+                return self.value(argument.value, site.grad_disabled)
+        if index is None:
+            return None
+        positional = [argument for argument in site.call.args if argument.keyword is None]
+        position = index - site.offset
+        for number, argument in enumerate(positional):
+            if argument.star:
+                return None  # ``f(*args)``: positions unknown from here on
+            if number == position:
+                return self.value(argument.value, site.grad_disabled)
+        return None
+
+    def annotation_value(self, annotation: cst.BaseExpression) -> Value:
+        """What a parameter or variable annotated with ``annotation`` holds."""
+        if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            left, right = self.annotation_value(annotation.left), self.annotation_value(annotation.right)
+            return right if left.kind is Kind.NONE else left if right.kind is Kind.NONE else join(left, right)
+        if isinstance(annotation, cst.Name) and annotation.value == "None":
+            return NONE
+        if isinstance(annotation, cst.Subscript):
+            base = dotted_name(annotation.value) or ""
+            last = base.rsplit(".", 1)[-1]
+            arguments = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
+            if last == "Optional" and arguments:
+                return self.annotation_value(arguments[0])
+            if last == "Union" and arguments:
+                return join_all([value for value in (self.annotation_value(a) for a in arguments) if value.kind is not Kind.NONE] or [NONE])
+            if last in _CONTAINER_ANNOTATIONS:
+                inner = [self.annotation_value(argument) for argument in arguments if not isinstance(argument, cst.Ellipsis)]
+                if last in ("dict", "Dict", "Mapping", "MutableMapping", "OrderedDict") and len(inner) == 2:
+                    return container(inner[1])
+                if last in ("tuple", "Tuple") and inner and not any(isinstance(a, cst.Ellipsis) for a in arguments):
+                    return container(items=tuple(inner))
+                return container(join_all(inner) if inner else UNKNOWN)
+            return UNKNOWN
+        qualname = self.model.names.qualname(annotation)
+        if qualname is not None:
+            if qualname in api.PARAMETER_CLASSES:
+                return PARAMETER
+            if qualname in api.TENSOR_CLASSES or qualname in api.LEGACY_TENSOR_TYPES:
+                return tensor()
+            if api.is_module_class(qualname):
+                return Value(Kind.MODULE, qualname=qualname)
+            if api.is_optimizer_class(qualname):
+                return Value(Kind.OPTIMIZER, qualname=qualname)
+            if qualname in ("numpy.ndarray", "numpy.typing.NDArray"):
+                return ARRAY
+            if qualname.rsplit(".", 1)[-1] in _CONTAINER_ANNOTATIONS:
+                return container()
+            if qualname.startswith(("typing.", "typing_extensions.", "torch.")):
+                return UNKNOWN  # Any, TypeVar ..., and torch's own aliases
+            return OBJECT  # a class of another module: an instance of it
+        if isinstance(annotation, (cst.SimpleString, cst.ConcatenatedString)):
+            text = string_value(annotation) or ""
+            return tensor() if "Tensor" in text or "Parameter" in text else UNKNOWN
+        if isinstance(annotation, cst.Name):
+            if annotation.value in _SCALAR_ANNOTATIONS:
+                return SCALAR
+            if annotation.value in _CONTAINER_ANNOTATIONS:
+                return container()
+            cls = self.model.local_class(annotation)
+            if cls is not None:
+                return self.model.instance_of(cls)
+        return UNKNOWN
+
+    # -- attributes ------------------------------------------------------------------------
+    def _attribute(self, expr: cst.Attribute, off: bool) -> Value:
+        qualname = self.model.names.qualname(expr)
+        if qualname is not None:
+            return Value(Kind.OBJECT, qualname=qualname)
+        receiver = self.value(expr.value, off)
+        attr = expr.attr.value
+        if receiver.kind is Kind.TENSOR:
+            return self._tensor_attribute(receiver, expr.value, attr)
+        if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
+            found = self.model.class_attribute(receiver.cls, attr, self)
+            if found is not None:
+                return found
+        if receiver.cls is not None and receiver.kind is Kind.CALLABLE:
+            found = self.model.class_attribute(receiver.cls, attr, self, instance=False)
+            if found is not None:
+                return found
+        if receiver.kind is Kind.MODULE:
+            if attr in api.PARAMETER_ATTRIBUTES:
+                return tensor(Grad.LEAF, f"a parameter (.{attr})")
+            if attr in ("training",):
+                return SCALAR
+            return UNKNOWN
+        if receiver.kind is Kind.OPTIMIZER:
+            if attr == api.OPTIMIZER_PARAM_GROUPS:
+                return _param_groups()
+            return UNKNOWN
+        if receiver.kind in (Kind.CONTAINER, Kind.SCALAR, Kind.ARRAY, Kind.NONE):
+            return UNKNOWN if receiver.kind is not Kind.ARRAY or attr not in ("T", "shape") else ARRAY
+        if receiver.kind is Kind.UNKNOWN:
+            return self._unknown_attribute(expr, attr)
+        return UNKNOWN
+
+    def _tensor_attribute(self, receiver: Value, source: cst.BaseExpression, attr: str) -> Value:
+        if attr == "data":
+            return tensor(Grad.NO, alias=Alias(AliasHow.DATA, source, receiver))
+        if attr == "grad":
+            return tensor(Grad.NO, "a gradient")
+        if attr in api.VIEW_ATTRIBUTES:
+            return receiver.with_(alias=_view_alias(receiver, source))
+        if attr == "shape":
+            return SIZE
+        if attr in ("loss", "logits"):  # a model output object's fields (``outputs.loss``)
+            return tensor(receiver.grad, "a loss" if attr == "loss" else receiver.why, loss=attr == "loss")
+        if attr in api.TENSOR_META_ATTRIBUTES:
+            return SCALAR if attr in ("requires_grad", "is_leaf", "ndim", "is_cuda", "is_sparse", "itemsize", "nbytes") else OBJECT
+        return UNKNOWN
+
+    def _unknown_attribute(self, expr: cst.Attribute, attr: str) -> Value:
+        """An attribute of something the file does not show: guess from the name."""
+        if not self.model.names.imports_torch:
+            return UNKNOWN
+        if naming.is_loader_name(attr):
+            return _loader(guessed=True)
+        if attr in api.PARAMETER_ATTRIBUTES:
+            return tensor(Grad.LEAF, f"a parameter (.{attr})")
+        if attr == api.OPTIMIZER_PARAM_GROUPS:
+            return _param_groups()
+        if attr == "grad":
+            return tensor(Grad.NO, "a gradient")
+        if naming.is_module_name(attr):
+            return Value(Kind.MODULE, guessed=True)
+        if naming.is_optimizer_name(attr):
+            return Value(Kind.OPTIMIZER, guessed=True)
+        return UNKNOWN
+
+    # -- subscripts --------------------------------------------------------------------------
+    def _subscript(self, expr: cst.Subscript, off: bool) -> Value:
+        receiver = self.value(expr.value, off)
+        if receiver.kind is Kind.TENSOR:
+            if is_basic_index(expr):
+                return receiver.with_(alias=_view_alias(receiver, expr.value))
+            return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
+        if receiver.kind is Kind.CONTAINER:
+            if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+                index = expr.slice[0].slice.value
+                key = string_value(index)
+                if key is not None:
+                    return receiver.field(key) or receiver.element or UNKNOWN
+                if isinstance(index, cst.Integer):
+                    return item_of(receiver, int(index.value, 0))
+                if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus) and isinstance(index.expression, cst.Integer):
+                    return item_of(receiver, -int(index.expression.value, 0))
+                return element_of(receiver)
+            return receiver  # a slice of a list is a list
+        if receiver.kind is Kind.MODULE:
+            return Value(Kind.MODULE)  # nn.Sequential(...)[0], self.layers[i]
+        if receiver.kind is Kind.ARRAY:
+            return ARRAY
+        return UNKNOWN
+
+    # -- arithmetic --------------------------------------------------------------------------
+    def _arithmetic(self, left: Value, right: Value, off: bool) -> Value:
+        if Kind.TENSOR in (left.kind, right.kind):
+            grad, why, loss = combined([left, right], off)
+            return tensor(grad, why, loss=loss)
+        if left.kind is Kind.CONTAINER and right.kind is Kind.CONTAINER:
+            return container(join(left.element or UNKNOWN, right.element or UNKNOWN))
+        if left.kind is Kind.SCALAR and right.kind is Kind.SCALAR:
+            return SCALAR
+        if Kind.ARRAY in (left.kind, right.kind) and Kind.UNKNOWN not in (left.kind, right.kind):
+            return ARRAY
+        return UNKNOWN
+
+    # -- calls -----------------------------------------------------------------------------------
+    def _call(self, call: cst.Call, off: bool) -> Value:
+        func = call.func
+        qualname = self.model.names.qualname(func)
+        if qualname is not None:
+            return self._qualified_call(qualname, call, off)
+        if isinstance(func, cst.Attribute):
+            receiver = self.value(func.value, off)
+            return self._method_call(receiver, func.value, func.attr.value, call, off)
+        if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "type" and len(func.args) == 1 and self.model.is_builtin(func.func):
+            return without_alias(self.value(func.args[0].value, off))  # ``type(model)()``: another one like it
+        callee = self.value(func, off)
+        if isinstance(func, cst.Name) and callee.qualname and callee.qualname.startswith("builtins."):
+            return self._builtin_call(func.value, call, off)
+        result = self._call_value(callee, call, off)
+        if result.kind is Kind.UNKNOWN and isinstance(func, cst.Name) and callee.function is None and callee.cls is None:
+            return self._call_by_name(func.value, call, off)
+        return result
+
+    def _loss_named(self, binding: Binding) -> Value | None:
+        """``loss = model.compute_loss(batch)``: a loss-named variable bound to a call of a
+        loss-named callable the file does not show (not ``val_loss = evaluate(...)``, which
+        usually returns a number)."""
+        if not naming.is_loss_name(binding.name) or not isinstance(binding.value, cst.Call) or binding.path:
+            return None
+        func = binding.value.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if not any(word in name.lower() for word in ("loss", "criterion", "objective")):
+            return None
+        return tensor(Grad.NO if binding.grad_disabled else Grad.GRAPH, "a loss", loss=True).with_(guessed=True)
+
+    def _call_value(self, callee: Value, call: cst.Call, off: bool) -> Value:
+        """Calling a value: a local function or class, a module, an imported callable."""
+        if callee.function is not None:
+            info = self.model.function_info(callee.function)
+            result = self._returns_at(info, callee, call, off) if info is not None else UNKNOWN
+            return without_history(result) if off else result
+        if callee.cls is not None and callee.kind is Kind.CALLABLE:
+            return self.model.instance_of(callee.cls)
+        if callee.kind is Kind.MODULE:
+            if callee.guessed and not positional_args(call):
+                return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor
+            return self._module_output(callee, call, off)
+        if callee.qualname is not None:
+            return self._qualified_call(callee.qualname, call, off)
+        return UNKNOWN
+
+    def returns(self, info: FunctionInfo) -> Value:
+        """What calling the function gives, for any call: the join of its returns (a
+        generator: a container of what it yields); its return annotation where the body
+        does not tell."""
+        key = id(info.node)
+        found = self._returns.get(key)
+        if found is not None:
+            return found
+        self._returns[key] = UNKNOWN  # a recursive call sees "unknown"
+        result = self._join_returns(info)
+        returns = info.node.returns if isinstance(info.node, cst.FunctionDef) else None
+        if result.kind in (Kind.UNKNOWN, Kind.NONE) and returns is not None:
+            # The body does not tell (or is a stub: ``...``, ``raise NotImplementedError``).
+            annotated = self.annotation_value(returns.annotation)
+            result = annotated if annotated.kind is not Kind.UNKNOWN or result.kind is Kind.UNKNOWN else result
+        self._returns[key] = result
+        return result
+
+    def _join_returns(self, info: FunctionInfo) -> Value:
+        if info.yields:
+            return container(join_all([self.value(expr, off) for expr, off in info.yields]))
+        if info.returns:
+            return join_all([self.value(expr, off) for expr, off in info.returns])
+        return NONE
+
+    def _returns_at(self, info: FunctionInfo, callee: Value, call: cst.Call, off: bool) -> Value:
+        """What this call of the function gives: its returns evaluated with the values this
+        call passes (call-site return inference, as type checkers do for unannotated
+        functions), a couple of calls deep; beyond that, :meth:`returns`."""
+        general = self.returns(info)
+        if self._depth >= _CALL_DEPTH or not self.infer_parameters or not (info.returns or info.yields):
+            return general
+        key = (id(call), off)
+        found = self._calls.get(key)
+        if found is not None:
+            return found
+        site = CallSite(call, off, 1 if callee.bound else 0)
+        arguments: dict[int, Value] = {}
+        for index, param in enumerate([*info.params, *info.node.params.kwonly_params]):
+            binding = next((b for b in info.scope.every.get(param.name.value, ()) if b.node is param), None)
+            if binding is None:
+                continue
+            passed = self._argument(site, info, index if index < len(info.params) else None, binding.name)
+            if passed is not None and passed != self.binding_value(binding):
+                arguments[id(binding)] = passed
+        result = general
+        if arguments:
+            self._calls[key] = general  # recursion through this call sees the general answer
+            inner = Evaluator(self.model, True, {**self._arguments, **arguments}, self._depth + 1)
+            result = inner.returns(info)
+        self._calls[key] = result
+        return result
+
+    def _call_by_name(self, name: str, call: cst.Call, off: bool) -> Value:
+        """A call of something the file does not show: ``criterion(out, y)``, ``model(x)``."""
+        if not self.model.names.imports_torch:
+            return UNKNOWN
+        if naming.is_loss_callee(name):
+            return tensor(Grad.NO if off else Grad.GRAPH, "a loss", loss=True).with_(guessed=True)
+        if naming.is_module_name(name):
+            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+        return UNKNOWN
+
+    def _module_output(self, module: Value, call: cst.Call, off: bool) -> Value:
+        if module.cls is not None:
+            forward = self.model.class_attribute(module.cls, "forward", self)
+            if forward is not None and forward.function is not None:
+                info = self.model.function_info(forward.function)
+                if info is not None:
+                    result = self._returns_at(info, forward, call, off)
+                    if result.kind in (Kind.TENSOR, Kind.CONTAINER):
+                        return without_history(result) if off else result
+        if module.loss:
+            return tensor(Grad.NO if off else Grad.GRAPH, "a loss", loss=True)
+        if module.qualname is not None and module.qualname.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODULES:
+            grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
+            return tensor(grad, why)
+        return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=module.guessed)
+
+    def _qualified_call(self, qualname: str, call: cst.Call, off: bool) -> Value:
+        positional = positional_args(call)
+        first = positional[0].value if positional else None
+        if qualname in api.PARAMETER_CLASSES:
+            flag = _requires_grad_flag(call)
+            if flag is None and len(positional) > 1:
+                flag = positional[1].value
+            return tensor(Grad.NO, "an nn.Parameter with requires_grad=False") if _is_false(flag) else PARAMETER
+        if qualname in api.BUFFER_CLASSES:
+            return tensor(Grad.NO, "a buffer")
+        if qualname in api.LEGACY_CONSTRUCTORS:
+            return tensor(Grad.NO)
+        short = qualname.rsplit(".", 1)[-1]
+        if qualname in api.ALIASING_CONSTRUCTORS:
+            source = self.value(first, off) if first is not None else UNKNOWN
+            if source.kind is Kind.TENSOR and qualname in ("torch.as_tensor", "torch.asarray"):
+                return source.with_(alias=Alias(AliasHow.MAYBE, first, source, call))  # type: ignore[arg-type]
+            alias = Alias(AliasHow.MAYBE if qualname != "torch.from_numpy" else AliasHow.SAME, first, source, call) if first is not None else None
+            return tensor(Grad.NO, alias=alias)
+        if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
+            return tensor(Grad.LEAF, "requires_grad=True") if _is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+        if api.is_tensor_function(qualname):
+            values = [self.value(argument.value, off) for argument in call.args if argument.keyword is None]
+            values = [element_of(value) if value.kind is Kind.CONTAINER else value for value in values]
+            if api.is_loss_function(qualname):
+                grad, _, _ = combined(values, off)
+                return tensor(Grad.NO if off or grad is Grad.NO else Grad.GRAPH, "a loss", loss=True)
+            grad, why, loss = combined(values, off)
+            if qualname in api.MAYBE_ALIAS_FUNCTIONS and first is not None:
+                source = self.value(first, off)
+                return tensor(derived(source.grad, off), source.why, Alias(AliasHow.MAYBE, first, source, call), loss)
+            return tensor(grad, why, loss=loss)
+        if api.is_module_class(qualname):
+            return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
+        if api.is_optimizer_class(qualname):
+            return Value(Kind.OPTIMIZER, qualname=qualname)
+        if qualname in api.DATA_LOADER_CLASSES:
+            return _loader()
+        if qualname in api.LOADING_FUNCTIONS:
+            return container(Value(Kind.UNKNOWN, Grad.NO))
+        if qualname in api.DEEP_COPY_FUNCTIONS and first is not None:
+            return without_alias(self.value(first, off))
+        if qualname in api.SHALLOW_COPY_FUNCTIONS and first is not None:
+            source = self.value(first, off)
+            how = AliasHow.SAME if source.kind is Kind.MODULE else AliasHow.SHALLOW
+            return source.with_(alias=Alias(how, first, source))
+        if qualname == "functools.partial" and first is not None:
+            return self.value(first, off)
+        if qualname == "collections.OrderedDict" and first is not None:
+            return self._dict_of(first, off)
+        root = qualname.split(".", 1)[0]
+        if root in ("numpy", "pandas"):
+            return ARRAY
+        if root in ("math", "random", "time", "os", "json"):
+            return SCALAR if root in ("math", "random") else OBJECT
+        if qualname.startswith("torch.") and short in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "device", "Generator"):
+            return OBJECT
+        return UNKNOWN
+
+    def _dict_of(self, source: cst.BaseExpression, off: bool) -> Value:
+        """``dict(x)``: a dict from pairs (``named_parameters()``) or another mapping."""
+        value = self.value(source, off)
+        if value.kind is not Kind.CONTAINER:
+            return container()
+        element = value.element or UNKNOWN
+        if element.kind is Kind.CONTAINER and element.items is not None and len(element.items) == 2:
+            return container(element.items[1])
+        return value.with_(alias=Alias(AliasHow.SHALLOW, source, value)) if value.alias is not None else container(element, fields=value.fields)
+
+    def _builtin_call(self, name: str, call: cst.Call, off: bool) -> Value:
+        positional = positional_args(call)
+        args = [self.value(argument.value, off) for argument in positional]
+        first = args[0] if args else UNKNOWN
+        if name in _SCALAR_BUILTINS:
+            return SCALAR
+        if name in _SEQUENCE_BUILTINS:
+            return container(element_of(first)) if args else container()
+        if name == "dict":
+            if args:
+                return self._dict_of(positional[0].value, off)
+            fields = tuple((argument.keyword.value, self.value(argument.value, off)) for argument in call.args if argument.keyword is not None)
+            return container(join_all([value for _, value in fields]) if fields else UNKNOWN, fields=fields)
+        if name == "zip":
+            return container(container(items=tuple(element_of(arg) for arg in args)))
+        if name == "enumerate":
+            return container(container(items=(SCALAR, element_of(first))))
+        if name == "filter" and len(args) > 1:
+            return container(element_of(args[1]))
+        if name == "next":
+            return element_of(first)
+        if name in ("sum", "min", "max"):
+            values = [element_of(first)] if len(args) == 1 else args
+            if name == "sum":
+                values.append(SCALAR)
+            result = join_all(values)
+            return result.with_(grad=derived(result.grad, off), alias=None) if result.kind is Kind.TENSOR else result
+        if name in ("abs", "round"):
+            return first.with_(alias=None) if first.kind is Kind.TENSOR else first
+        if name == "range":
+            return container(SCALAR)
+        if name == "getattr" and len(positional) >= 2:
+            attribute = string_value(positional[1].value)
+            if attribute is not None:
+                return self._attribute(cst.Attribute(value=positional[0].value, attr=cst.Name(attribute)), off)
+        if name in ("print", "open", "super", "type", "vars", "setattr", "delattr"):
+            return OBJECT
+        return UNKNOWN
+
+    # -- methods -----------------------------------------------------------------------------------
+    def _method_call(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if receiver.guessed and receiver.kind is not Kind.MODULE and method in _MODULE_ONLY_METHODS:
+            receiver = Value(Kind.MODULE, guessed=True)  # what it is used as beats what its name says
+        if receiver.kind is Kind.TENSOR:
+            return self._tensor_method(receiver, source, method, call, off)
+        if receiver.cls is not None:
+            found = self.model.class_attribute(receiver.cls, method, self, instance=receiver.kind is not Kind.CALLABLE)
+            if found is not None and (found.function is not None or found.kind is Kind.MODULE):
+                return self._call_value(found, call, off)
+        if receiver.kind is Kind.MODULE:
+            return self._module_method(receiver, source, method, call, off)
+        if receiver.kind is Kind.OPTIMIZER:
+            if method in api.STATE_DICT_METHODS:
+                return _state_dict(source, receiver)
+            return NONE if method in ("step", "zero_grad", "add_param_group", "load_state_dict") else UNKNOWN
+        if receiver.kind is Kind.CONTAINER:
+            return self._container_method(receiver, source, method, call, off)
+        if receiver.kind is Kind.ARRAY:
+            return SCALAR if method in ("item", "tolist", "sum", "mean") else ARRAY
+        if receiver.kind is Kind.UNKNOWN:
+            return self._unknown_method(receiver, source, method, call, off)
+        if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
+            return self._call_by_name(method, call, off)  # an attribute the class does not show
+        if receiver.kind is Kind.CALLABLE and method == "apply" and receiver.qualname is not None:
+            return tensor(Grad.NO if off else Grad.GRAPH, "a custom autograd Function's output")
+        return UNKNOWN
+
+    def _tensor_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if method == "numpy":
+            return Value(Kind.ARRAY, alias=Alias(AliasHow.MAYBE, source, receiver, call))
+        if method in ("item",):
+            return SCALAR
+        if method in ("tolist",):
+            return container(SCALAR)
+        if method == "size":
+            return SIZE if not call.args else SCALAR
+        if method in api.NON_TENSOR_METHODS:
+            return NONE if method == "backward" else OBJECT if method.startswith("register") else SCALAR
+        if method in api.DETACHING_METHODS:
+            return tensor(Grad.NO, alias=Alias(AliasHow.DETACH, source, receiver))
+        if method == "detach_":
+            return receiver.with_(grad=Grad.NO, why=None)
+        if method in api.NEW_TENSOR_METHODS:
+            return tensor(Grad.LEAF, "requires_grad=True") if _is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+        if method == "requires_grad_":
+            flag = call.args[0].value if call.args else None
+            return receiver.with_(grad=Grad.NO, why=None) if _is_false(flag) else receiver.with_(grad=Grad.LEAF, why="requires_grad_()")
+        if method in api.VIEW_METHODS:
+            return receiver.with_(alias=_view_alias(receiver, source))
+        if method in api.VIEW_SEQUENCE_METHODS:
+            return container(receiver.with_(alias=_view_alias(receiver, source)))
+        if method in api.INTEGER_RESULT_METHODS:
+            alias = Alias(AliasHow.MAYBE, source, receiver, call) if method in api.MAYBE_ALIAS_METHODS else None
+            return tensor(Grad.NO, alias=alias)
+        if method in api.MAYBE_ALIAS_METHODS:
+            if method == "type" and not call.args:
+                return SCALAR  # the type's name
+            copy = keyword_arg(call, "copy")
+            if copy is not None and _is_true(copy.value):
+                return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
+            return tensor(derived(receiver.grad, off), receiver.why, Alias(AliasHow.MAYBE, source, receiver, call), receiver.loss)
+        if api.is_inplace_method(method):
+            return receiver
+        if method == "clone":
+            return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
+        if api.returns_tensor(method):
+            values = [receiver, *(self.value(argument.value, off) for argument in call.args if argument.keyword is None)]
+            grad, why, loss = combined(values, off)
+            return tensor(grad, why, loss=loss)
+        return UNKNOWN
+
+    def _module_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if method in api.PARAMETER_ITERATORS:
+            return container(tensor(Grad.LEAF, f"an element of .{method}()").with_(owner=source))
+        if method in api.NAMED_PARAMETER_ITERATORS:
+            return container(container(items=(SCALAR, tensor(Grad.LEAF, f"an element of .{method}()").with_(owner=source))))
+        if method in api.BUFFER_ITERATORS:
+            return container(tensor(Grad.NO, "a buffer"))
+        if method in api.NAMED_BUFFER_ITERATORS:
+            return container(container(items=(SCALAR, tensor(Grad.NO, "a buffer"))))
+        if method in api.SUBMODULE_ITERATORS:
+            return container(Value(Kind.MODULE))
+        if method in api.NAMED_SUBMODULE_ITERATORS:
+            return container(container(items=(SCALAR, Value(Kind.MODULE))))
+        if method in api.STATE_DICT_METHODS:
+            return _state_dict(source, receiver)
+        if method in api.MODULE_SELF_METHODS:
+            return receiver
+        if method == "forward":
+            return self._module_output(receiver, call, off)
+        if method in api.LOAD_STATE_METHODS or method == "zero_grad":
+            return OBJECT
+        if naming.is_model_method(method):  # ``model.encode(x)``, ``vae.decode(z)``
+            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+        return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
+
+    def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        element = receiver.element or UNKNOWN
+        if method == "items":
+            return container(container(items=(UNKNOWN, element)))
+        if method == "values":
+            return container(element)
+        if method == "keys":
+            return container(UNKNOWN)
+        if method in ("get", "pop", "popleft", "setdefault", "popitem"):
+            positional = positional_args(call)
+            key = string_value(positional[0].value) if positional else None
+            return (receiver.field(key) if key is not None else None) or element
+        if method == "copy":
+            return receiver.with_(alias=Alias(AliasHow.SHALLOW, source, receiver))
+        if method in ("index", "count"):
+            return SCALAR
+        if method in ("append", "extend", "insert", "add", "update", "clear", "appendleft", "remove", "sort", "reverse"):
+            return NONE
+        return UNKNOWN
+
+    def _unknown_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        """A method of something the file does not show: guess from the method's name."""
+        if not self.model.names.imports_torch:
+            return UNKNOWN
+        if method in api.TENSOR_ONLY_METHODS:
+            return self._tensor_method(tensor(receiver.grad), source, method, call, off)
+        if method in _MODULE_ONLY_METHODS - api.STATE_DICT_METHODS - api.LOAD_STATE_METHODS:
+            return self._module_method(Value(Kind.MODULE), source, method, call, off)
+        if method in api.STATE_DICT_METHODS:
+            name = dotted_name(source) or ""
+            last = name.rsplit(".", 1)[-1]
+            if naming.is_optimizer_name(last):
+                return _state_dict(source, Value(Kind.OPTIMIZER))
+            if naming.is_module_name(last) or last == "self":
+                return _state_dict(source, Value(Kind.MODULE))
+            return _state_dict(source, UNKNOWN)
+        if method == "forward" or (method in ("__call__",)):
+            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+        return self._call_by_name(method, call, off)  # ``self.model(x)``, ``self.criterion(out, y)``
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _with_grad_off(binding: Binding) -> Binding:
+    """The same binding, made with grad off (its function only runs under no_grad)."""
+    from dataclasses import replace
+
+    return replace(binding, grad_disabled=True)
+
+
+def _view_alias(receiver: Value, source: cst.BaseExpression) -> Alias:
+    """A view of ``receiver`` shares what it shares (a view of ``x.detach()`` is ``x``'s memory)."""
+    if receiver.alias is not None and receiver.alias.how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW, AliasHow.STATE):
+        return receiver.alias
+    return Alias(AliasHow.VIEW, source, receiver)
+
+
+def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
+    alias = Alias(AliasHow.STATE, source, owner)
+    return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
+
+
+def _loader(guessed: bool = False) -> Value:
+    """A DataLoader: it yields batches of tensors (or tuples, lists, dicts of them)."""
+    batch = tensor(Grad.NO).with_(guessed=guessed)
+    return Value(Kind.CONTAINER, element=batch, qualname="torch.utils.data.DataLoader", guessed=guessed)
+
+
+def _param_groups() -> Value:
+    params = container(tensor(Grad.LEAF, "a parameter of an optimizer's param_groups"))
+    return container(Value(Kind.CONTAINER, element=UNKNOWN, fields=(("params", params),)))
+
+
+def _named_like(name: str) -> Value | None:
+    """What a name the file does not type says it is: ``model`` a module, ``train_loader`` a
+    DataLoader (guesses, marked as such)."""
+    if naming.is_module_name(name):
+        return Value(Kind.MODULE, guessed=True)
+    if naming.is_loader_name(name):
+        return _loader(guessed=True)
+    if naming.is_optimizer_name(name):
+        return Value(Kind.OPTIMIZER, guessed=True)
+    return None
+
+
+def _hook_role_value(role: str) -> Value:
+    if role == "module":
+        return Value(Kind.MODULE)
+    if role == "output":
+        output = tensor(Grad.GRAPH, "a module output (forward hook)")
+        return output
+    if role == "inputs":
+        return container(tensor(Grad.UNKNOWN, "a module input (forward hook)"))
+    if role in ("grad_inputs", "grad_outputs"):
+        return container(tensor(Grad.NO, "a gradient"))
+    if role == "grad":
+        return tensor(Grad.NO, "a gradient")
+    if role == "parameter":
+        return PARAMETER
+    return UNKNOWN

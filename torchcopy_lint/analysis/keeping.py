@@ -1,0 +1,158 @@
+"""Where does a value go? Kept in a container, on an attribute, under a name, returned.
+
+Snapshot rules ask this of an expression (``x.clone()``, ``model.state_dict()``): is its
+result kept beyond the statement, and how? The answer follows the value up through the
+methods a rule says keep it the same (``.clone().cpu()``), through list/tuple/dict
+displays and comprehensions, to the statement that keeps it:
+
+- appended or inserted into a container (``history.append(v)``, ``xs.insert(0, v)``,
+  ``q.appendleft(v)``, ``xs.extend([v])``, ``xs += [v]``);
+- stored on an attribute (``self.prev = v``) or in a container item (``saved[k] = v``);
+- bound to a plain name (the rule decides: a snapshot-like name, or a name later kept
+  as above, see :class:`Kept`);
+- returned (the rule decides: whether callers keep the result).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchcopy_lint.analysis.bindings import Binding
+from torchcopy_lint.analysis.cst_helpers import short_code
+
+CONTAINER_ADDERS = frozenset({"append", "appendleft", "insert", "extend", "add", "put"})
+_BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict", "set"})
+
+
+class Way(enum.Enum):
+    APPENDED = "appended"  # into a container
+    ATTRIBUTE = "attribute"  # stored on an attribute
+    ITEM = "item"  # stored in a container item
+    NAME = "name"  # bound to a plain name
+    RETURNED = "returned"
+
+
+@dataclass(frozen=True)
+class Kept:
+    """How a value is kept. ``text`` is the phrase for messages ("appended to `history`")."""
+
+    way: Way
+    text: str
+    target: cst.BaseExpression | None = None  # the container, attribute or name
+    binding: Binding | None = None  # Way.NAME: the binding the assignment makes
+
+    @property
+    def name(self) -> str | None:
+        return self.binding.name if self.binding is not None else None
+
+
+def _short(node: cst.CSTNode) -> str:
+    return short_code(node, 30)
+
+
+def kept_as(
+    ctx: "FileContextLike",
+    node: cst.BaseExpression,
+    through: Callable[[str], bool],
+    is_tensor: Callable[[cst.BaseExpression], bool],
+) -> Kept | None:
+    """How the value of ``node`` (being visited) is kept, or None when it is used up.
+
+    ``through(method)`` says which method calls on the value keep it (``.cpu()`` after a
+    clone); ``is_tensor(expr)`` tells a tensor target (``out[i] = v`` copies into a tensor,
+    ``t.add_(v)``/``t += v`` too: not kept).
+    """
+    parents = ctx.parents
+    current: cst.CSTNode = node
+    index = len(parents) - 1
+    wrapped = False  # inside a display or comprehension
+    slot: int | None = None  # position in a tuple display that is assigned directly
+    while index >= 0:
+        parent = parents[index]
+        grand = parents[index - 1] if index >= 1 else None
+        if isinstance(parent, cst.Attribute) and parent.value is current:
+            if not (isinstance(grand, cst.Call) and grand.func is parent) or not through(parent.attr.value):
+                return None  # ``x.clone().shape``, ``x.clone().sum()``
+            current, index = grand, index - 2
+            continue
+        if isinstance(parent, cst.Element) and isinstance(grand, (cst.List, cst.Tuple, cst.Set)):
+            slot = grand.elements.index(parent) if isinstance(grand, cst.Tuple) and not wrapped else None
+            current, index, wrapped = grand, index - 2, True
+            continue
+        if isinstance(parent, cst.DictElement) and parent.value is current and isinstance(grand, cst.Dict):
+            current, index, wrapped, slot = grand, index - 2, True, None
+            continue
+        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and parent.elt is current:
+            current, index, wrapped, slot = parent, index - 1, True, None
+            continue
+        if isinstance(parent, cst.DictComp) and parent.value is current:
+            current, index, wrapped, slot = parent, index - 1, True, None
+            continue
+        if isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
+            if wrapped and _is_builtin_container(ctx, grand):
+                current, index, slot = grand, index - 2, None  # ``tuple(p.clone() for p in ...)``
+                continue
+            return _kept_by_call(grand, parent, wrapped, is_tensor)
+        if isinstance(parent, cst.Assign) and parent.value is current:
+            for target in parent.targets:
+                kept = _kept_by_target(ctx, target.target, slot, is_tensor)
+                if kept is not None:
+                    return kept
+            return None
+        if isinstance(parent, cst.AnnAssign) and parent.value is current:
+            return _kept_by_target(ctx, parent.target, slot, is_tensor)
+        if isinstance(parent, cst.AugAssign) and parent.value is current and wrapped and isinstance(parent.operator, cst.AddAssign):
+            if not is_tensor(parent.target):
+                return Kept(Way.APPENDED, f"added to `{_short(parent.target)}`", parent.target)
+            return None
+        if isinstance(parent, cst.Return) and parent.value is current:
+            return Kept(Way.RETURNED, "returned")
+        return None
+    return None
+
+
+def _is_builtin_container(ctx: "FileContextLike", call: cst.Call) -> bool:
+    func = call.func
+    return isinstance(func, cst.Name) and func.value in _BUILTIN_CONTAINERS and len(call.args) == 1 and ctx.model.is_builtin(func)
+
+
+def _kept_by_call(call: cst.Call, arg: cst.Arg, wrapped: bool, is_tensor: Callable[[cst.BaseExpression], bool]) -> Kept | None:
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in CONTAINER_ADDERS:
+        return None
+    method = func.attr.value
+    if method == "extend" and not wrapped:
+        return None  # ``xs.extend(t.clone())`` iterates the value: its rows, not the value
+    if method == "insert" and call.args.index(arg) != 1:
+        return None
+    if is_tensor(func.value):
+        return None
+    verb = "inserted" if method == "insert" else "appended"
+    return Kept(Way.APPENDED, f"{verb} to `{_short(func.value)}`", func.value)
+
+
+def _kept_by_target(ctx: "FileContextLike", target: cst.BaseExpression, slot: int | None, is_tensor: Callable[[cst.BaseExpression], bool]) -> Kept | None:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        if slot is None or slot >= len(target.elements):
+            return None
+        return _kept_by_target(ctx, target.elements[slot].value, None, is_tensor)
+    if isinstance(target, cst.Attribute):
+        if target.attr.value in ("data", "grad"):
+            return None
+        return Kept(Way.ATTRIBUTE, f"stored on `{_short(target)}`", target)
+    if isinstance(target, cst.Subscript):
+        if is_tensor(target.value):
+            return None  # ``out[i] = x.clone()`` copies values into a tensor
+        return Kept(Way.ITEM, f"stored in `{_short(target.value)}[...]`", target.value)
+    if isinstance(target, cst.Name):
+        return Kept(Way.NAME, f"bound to `{target.value}`", target, ctx.model.binding_made_by(target))
+    return None
+
+
+class FileContextLike:  # pragma: no cover - typing stand-in for FileContext (avoids an import cycle)
+    parents: list[cst.CSTNode]
+    model: object

@@ -1,0 +1,152 @@
+"""What names say: heuristics on identifiers, kept in one place.
+
+Where the file does not show what a value is, its name often does: ``best_state`` is
+kept for later, ``criterion(...)`` computes a loss, ``self.encoder`` is a module,
+``d_optimizer`` an optimizer. Every such guess used by an analysis or a checker lives
+here, so that its words are listed once and tested once.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+# Words that say "a value kept for later": as the whole name or a part of it
+# (``best_state``, ``prevWeights``, ``init_params``, ``history``).
+SNAPSHOT_WORDS = frozenset(
+    """
+    prev previous old best saved snapshot snapshots snap init initial orig original copy backup history
+    hist last before stored checkpoint ckpt start starting restore frozen ema slow anchor shadow
+    """.split()
+)
+# Callables whose result is a loss: ``criterion(out, y)``, ``loss_fn(...)``.
+LOSS_CALLEES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", "compute_loss", "lossfn", "loss_fcn", "criterion_fn"})
+# Names of things that are modules (calling one runs a forward pass).
+MODULE_WORDS = frozenset(
+    """
+    model net module network encoder decoder backbone generator discriminator policy critic actor
+    classifier head layer layers mlp qnet q_net target_net policy_net value_net
+    """.split()
+)
+# Words that make a name describe something else (``model_name``, ``optimizer_cfg``).
+_NOT_AN_OBJECT_WORDS = frozenset(
+    """
+    name names type types cls class config cfg args kwargs state dict path dir file fn func factory
+    kind id ids str params param options option sched scheduler scaler lr
+    """.split()
+)
+# Names that start with a verb name an action, not a module (``build_model``, ``train_net``).
+_VERBS = frozenset(
+    """
+    get build make create load save train init initialize update run eval evaluate compute set reset
+    apply copy clone freeze unfreeze prepare wrap export print log plot test fit predict
+    """.split()
+)
+# English words that end in "net" but name no network.
+_NOT_NETWORKS = frozenset({"planet", "cabinet", "magnet", "internet", "bonnet", "sonnet", "hornet", "garnet", "subnet"})
+_OPTIMIZER_WORDS = frozenset({"optim", "optims", "optimizer", "optimizers", "opt", "optimiser"})  # not "opts": options
+# ``train(...)``, ``train_one_epoch(...)``, ``trainer.fit(...)``, ``run_training(...)``.
+_TRAINING_CALL = re.compile(
+    r"(?:do_|run_)?(?:train|fit|finetune|fine_tune|learn)"
+    r"(?:_(?:one_)?(?:epoch|epochs|step|steps|batch|batches|loop|model|models|iter|iteration|on_batch|for_epoch|one_cycle|network|networks|policy|agent|params|parameters))?"
+    r"|run_training|training_loop|training_step|train_step|run_epoch|optimize_model|update_model|update_policy|update_parameters"
+)
+# Receivers whose ``.train()`` is the mode switch ``nn.Module.train(mode)``, not training.
+_MODE_SWITCH_RECEIVER = re.compile(r"self|.*(?:model|net|module|layer|encoder|decoder|backbone|policy|actor|critic)s?", re.I)
+
+
+def words(name: str) -> list[str]:
+    """``prevWeights`` -> ``["prev", "Weights"]``; ``best_state`` -> ``["best", "state"]``."""
+    return _WORD.findall(name)
+
+
+def is_snapshot_name(name: str) -> bool:
+    """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
+    return any(part.lower() in SNAPSHOT_WORDS for part in words(name))
+
+
+# Words for a second copy of a model kept beside it (a DQN target network, an EMA teacher).
+_MODEL_COPY_WORDS = SNAPSHOT_WORDS | frozenset({"target", "teacher", "shadow", "momentum", "avg", "averaged", "swa", "slow", "anchor", "reference", "ref", "frozen", "fixed", "key"})
+
+
+def is_model_copy_name(name: str) -> bool:
+    """``target_net``, ``teacher``, ``ema_model``, ``best_model``: a name for a copy of a model."""
+    return any(part.lower() in _MODEL_COPY_WORDS for part in words(name))
+
+
+# Methods of a model that return tensors (``model.encode(x)``, ``vae.decode(z)``).
+_TENSOR_METHODS = frozenset({"encode", "decode", "embed", "features", "extract_features", "forward_features", "project", "classify", "reconstruct", "get_features", "get_embedding", "logits"})
+
+
+def is_model_method(name: str) -> bool:
+    """``encode``, ``decode``, ``forward_features``: a model method that returns a tensor."""
+    return name in _TENSOR_METHODS
+
+
+def is_loader_name(name: str) -> bool:
+    """``loader``, ``train_loader``, ``val_dataloader``: a DataLoader (batches of tensors)."""
+    parts = _lower_words(name)
+    return bool(parts) and parts[-1] in ("loader", "dataloader") and not any(part in _NOT_AN_OBJECT_WORDS for part in parts)
+
+
+def is_loss_name(name: str) -> bool:
+    """``loss``, ``d_loss``, ``loss_g``: a variable that holds a loss."""
+    lower = name.lower()
+    return lower == "loss" or lower.endswith("_loss") or lower.startswith("loss_") or lower in ("errd", "errg", "err_d", "err_g")
+
+
+def is_loss_callee(name: str) -> bool:
+    """``criterion``, ``loss_fn``, ``self.criterion``: calling it computes a loss."""
+    lower = name.lower()
+    return lower in LOSS_CALLEES or lower.startswith("criterion") or lower.endswith("_criterion") or lower.endswith("_loss_fn")
+
+
+def _lower_words(name: str) -> list[str]:
+    return [part.lower() for part in words(name)]
+
+
+def is_module_name(name: str) -> bool:
+    """``model``, ``encoder``, ``netG``, ``policy_net``, ``resnet``: a name for an nn.Module
+    (not ``model_name`` or ``model_cfg``)."""
+    parts = _lower_words(name)
+    if not parts or parts[0] in _VERBS or any(part in _NOT_AN_OBJECT_WORDS for part in parts):
+        return False
+    return name.lower() in MODULE_WORDS or any(part in MODULE_WORDS or (part.endswith("net") and len(part) <= 9 and part not in _NOT_NETWORKS) for part in parts)
+
+
+def is_optimizer_name(name: str) -> bool:
+    """``optimizer``, ``opt``, ``d_optim``, ``optimizerG``: an optimizer (not a scheduler,
+    not ``optimizer_cfg``)."""
+    parts = _lower_words(name)
+    if not parts or any(part in _NOT_AN_OBJECT_WORDS or part.startswith("sched") for part in parts):
+        return False
+    return any(part in _OPTIMIZER_WORDS for part in parts)
+
+
+_EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation", "val", "valid", "test", "predict", "prediction", "infer", "inference", "score"})
+
+
+def is_evaluation_name(name: str) -> bool:
+    """``evaluate``, ``validate_epoch``, ``test_model``, ``run_inference``: a function that
+    evaluates a model (and should run under ``torch.no_grad()``)."""
+    return any(part in _EVALUATION_WORDS for part in _lower_words(name))
+
+
+_STEP_FUNCTION = re.compile(r"(?:_*)(?:train|training|fit|learn|optimi[sz]e|update)(?:_.*)?|.*_(?:train_step|training_step|update|learn|optimize|step)")
+
+
+def is_training_step_name(name: str) -> bool:
+    """``training_step``, ``train_batch``, ``optimize``, ``update_policy``, ``learn``: a
+    function that runs once per training step (not ``validation_step``)."""
+    return bool(_STEP_FUNCTION.fullmatch(name)) and not is_evaluation_name(name)
+
+
+def is_training_call(name: str, receiver: str | None = None) -> bool:
+    """Whether calling ``name`` (a function, or a method of ``receiver``) runs training:
+    ``train_one_epoch(...)``, ``agent.learn()``, ``trainer.fit(...)``; not ``model.train()``."""
+    if not _TRAINING_CALL.fullmatch(name):
+        return False
+    if receiver is not None and name == "train" and _MODE_SWITCH_RECEIVER.fullmatch(receiver):
+        return False
+    return True

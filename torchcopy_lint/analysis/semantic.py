@@ -1,0 +1,353 @@
+"""The semantic model of one module: what the rules ask, answered in one place.
+
+Built from pass 1's :class:`~torchcopy_lint.analysis.binder.Records` once the whole
+module has been walked, so every question sees complete facts: ``self.params`` set in
+``__init__`` is known in a method above it, a hook registered at the end of the file
+gives its callback's parameters their values, a helper's parameters get the values its
+call sites pass. Checkers ask :meth:`value` (or the shortcuts on ``FileContext``)
+instead of re-deriving anything.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis import torch_api as api
+from torchcopy_lint.analysis.binder import Records
+from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
+from torchcopy_lint.analysis.evaluate import Evaluator, without_history
+from torchcopy_lint.analysis.torch_names import TorchNames
+from torchcopy_lint.analysis.values import NONE, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_BUILTIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError", "NamedTuple"})
+
+
+class SemanticModel:
+    def __init__(self, records: Records) -> None:
+        self.records = records
+        self.names = TorchNames(self.bindings_of)
+        self.names.imports_torch = records.imports_torch
+        self._scope_functions = {id(info.scope): info for info in records.functions.values()}
+        self._class_kinds: dict[int, Kind] = {}
+        self._trains: dict[int, bool] = {}
+        self._without_grad: dict[int, bool] = {}
+        self._receiver_classes: dict[int, cst.ClassDef | None] = {}
+        self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
+        self.evaluator = Evaluator(self)
+        self._build_indexes()
+
+    # -- resolution ----------------------------------------------------------------------
+    @property
+    def module_scope(self) -> Scope:
+        assert self.records.module_scope is not None
+        return self.records.module_scope
+
+    def bindings_of(self, name: cst.Name) -> tuple[Binding, ...]:
+        """The bindings that may reach this Name node (empty for builtins and unknowns)."""
+        return self.records.resolution.get(id(name), ())
+
+    def same_object(self, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
+        """``bindings`` and, through ``x += ...`` (which changes a tensor, array or list in
+        place), the bindings each one updated: the bindings of one object."""
+        found: list[Binding] = []
+        pending = list(bindings)
+        while pending:
+            binding = pending.pop()
+            if binding not in found:
+                found.append(binding)
+                if binding.kind is BindingKind.AUGMENTED:
+                    pending.extend(binding.previous)
+        return tuple(found)
+
+    def top_statement_of(self, name: cst.Name) -> cst.CSTNode | None:
+        """The module-level statement holding a Name node that reads a local of some function
+        (where a finding about it is positioned)."""
+        for binding in self.bindings_of(name):
+            scope: Scope | None = binding.scope
+            while scope is not None:
+                top = self.records.tops.get(id(scope.node))
+                if top is not None:
+                    return top
+                scope = scope.parent
+        return None
+
+    def binding_made_by(self, target: cst.Name) -> Binding | None:
+        """The binding an assignment target (``x`` in ``x = ...``) makes."""
+        return self.records.targets.get(id(target))
+
+    def is_builtin(self, name: cst.Name) -> bool:
+        """A Python builtin (``len``, ``list``), not shadowed by anything the module binds."""
+        return name.value in _BUILTIN_NAMES and not self.bindings_of(name)
+
+    def scope_of(self, node: cst.CSTNode) -> Scope | None:
+        """The scope ``node`` (a module, class, function, lambda or comprehension) opens."""
+        return self.records.scopes.get(id(node))
+
+    def function_info(self, node: cst.CSTNode) -> FunctionInfo | None:
+        return self.records.functions.get(id(node))
+
+    def function_of_scope(self, scope: Scope) -> FunctionInfo | None:
+        return self._scope_functions.get(id(scope))
+
+    def class_info(self, node: cst.CSTNode) -> ClassInfo | None:
+        return self.records.classes.get(id(node))
+
+    def local_class(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+        """The class of this module that ``expr`` names, if any."""
+        if isinstance(expr, cst.Name):
+            for binding in self.bindings_of(expr):
+                if binding.kind is BindingKind.CLASS and isinstance(binding.node, cst.ClassDef):
+                    return binding.node
+        return None
+
+    def class_named_like(self, name: str) -> cst.ClassDef | None:
+        """The one class of this module whose name ends with the variable's last word
+        (``buffer`` and ``RolloutBuffer``, ``replay_memory`` and ``ReplayMemory``)."""
+        if self._classes_by_word is None:
+            self._classes_by_word = {}
+            for info in self.records.classes.values():
+                last = naming.words(info.name)[-1].lower() if naming.words(info.name) else ""
+                self._classes_by_word.setdefault(last, []).append(info.node)
+        parts = naming.words(name)
+        found = self._classes_by_word.get(parts[-1].lower(), []) if parts else []
+        return found[0] if len(found) == 1 else None
+
+    def narrowing(self, name: cst.Name) -> Kind | None:
+        """``Kind.TENSOR`` where an ``isinstance(name, torch.Tensor)`` test holds, ``Kind.OBJECT``
+        where it surely is no tensor (``isinstance(x, list)``, or the else of a tensor test)."""
+        found = self.records.narrowed.get(id(name))
+        if found is None:
+            return None
+        sense, classes = found  # type: ignore[misc]
+        candidates = [element.value for element in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+        tensors = [self.names.torch_qualname(candidate) in api.TENSOR_CLASSES for candidate in candidates]
+        if tensors and all(tensors):  # (torch.Tensor, PackedSequence) does not make it a tensor
+            return Kind.TENSOR if sense == "is" else Kind.OBJECT
+        if sense == "is" and candidates and all(self._plain_type(candidate) for candidate in candidates):
+            return Kind.OBJECT
+        return None
+
+    def _plain_type(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Name) and self.is_builtin(expr) and expr.value in _BUILTIN_BASES | {"bytes", "bool", "frozenset", "complex"}:
+            return True
+        return self.names.qualname(expr) in ("numpy.ndarray", "numpy.generic", "numbers.Number")
+
+    # -- values --------------------------------------------------------------------------
+    def value(self, expr: cst.BaseExpression, grad_off: bool = False) -> Value:
+        return self.evaluator.value(expr, grad_off)
+
+    def binding_value(self, binding: Binding) -> Value:
+        return self.evaluator.binding_value(binding)
+
+    def returns_of(self, info: FunctionInfo, evaluator: Evaluator) -> Value:
+        """What calling the function gives (see :meth:`Evaluator.returns`)."""
+        return evaluator.returns(info)
+
+    def runs_without_grad(self, scope: Scope | None) -> bool:
+        """Whether the code of ``scope`` runs with grad off because every call of its
+        function is made with grad off (``evaluate(model)`` called only under
+        ``torch.no_grad()``, directly or from a function that is)."""
+        while scope is not None and scope.kind is ScopeKind.COMPREHENSION:
+            scope = scope.parent
+        info = self.function_of_scope(scope) if scope is not None else None
+        if info is None or not info.call_sites:
+            return False
+        key = id(info.node)
+        found = self._without_grad.get(key)
+        if found is not None:
+            return found
+        self._without_grad[key] = False  # recursion: assume grad on
+        result = all(site.grad_disabled or self.runs_without_grad(site.scope) for site in info.call_sites)
+        self._without_grad[key] = result
+        return result
+
+    def trains(self, function: cst.FunctionDef | cst.Lambda) -> bool:
+        """Whether calling ``function`` may train: its body (or a local function it calls,
+        transitively) calls ``backward()``, steps an optimizer, loads a state dict or writes
+        a parameter in place (``p.data.add_(...)``). A summary per function, computed once."""
+        key = id(function)
+        found = self._trains.get(key)
+        if found is not None:
+            return found
+        self._trains[key] = False  # recursion: assume not while computing
+        from torchcopy_lint.analysis.flow import step_event
+        from torchcopy_lint.walker import iter_children
+
+        result = False
+        pending: list[cst.CSTNode] = [function.body]
+        while pending and not result:
+            node = pending.pop()
+            if isinstance(node, cst.Call):
+                if step_event(node) is not None or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict"):
+                    result = True
+                    break
+                if isinstance(node.func, cst.Attribute) and api.writes_values(node.func.attr.value) and self.writes_parameter(node.func.value):
+                    result = True
+                    break
+                callee = self.value(node.func).function if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+                if callee is not None and callee is not function and self.trains(callee):
+                    result = True
+                    break
+            pending.extend(iter_children(node))
+        self._trains[key] = result
+        return result
+
+    def writes_parameter(self, written: cst.BaseExpression) -> bool:
+        """Whether an in-place write to ``written`` changes a parameter (itself, a view of
+        it, its ``.data`` or ``.detach()``)."""
+        value = self.value(written)
+        while value.alias is not None and value.alias.how in (AliasHow.DATA, AliasHow.DETACH, AliasHow.VIEW):
+            value = value.alias.source_value
+        return value.kind is Kind.TENSOR and value.grad is Grad.LEAF
+
+    # -- classes ---------------------------------------------------------------------------
+    def class_kind(self, node: cst.ClassDef, _depth: int = 0) -> Kind:
+        """MODULE for an nn.Module subclass, OPTIMIZER, TENSOR (a tensor subclass), OBJECT for
+        a plain class, UNKNOWN when a base is not known."""
+        found = self._class_kinds.get(id(node))
+        if found is not None:
+            return found
+        kind = Kind.OBJECT
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            base_kind = self._base_kind(base.value, _depth)
+            if base_kind in (Kind.MODULE, Kind.OPTIMIZER, Kind.TENSOR):
+                kind = base_kind
+                break
+            if base_kind is Kind.UNKNOWN:
+                kind = Kind.UNKNOWN
+        self._class_kinds[id(node)] = kind
+        return kind
+
+    def _base_kind(self, base: cst.BaseExpression, depth: int) -> Kind:
+        qualname = self.names.qualname(base)
+        if qualname is not None:
+            if api.is_module_class(qualname):
+                return Kind.MODULE
+            if api.is_optimizer_class(qualname):
+                return Kind.OPTIMIZER
+            if qualname in api.TENSOR_CLASSES:
+                return Kind.TENSOR
+            last = qualname.rsplit(".", 1)[-1]
+            if last.endswith("Module") or last.endswith("Model"):
+                return Kind.MODULE  # LightningModule, PreTrainedModel ...
+            return Kind.UNKNOWN
+        local = self.local_class(base)
+        if local is not None and depth < 8:
+            return self.class_kind(local, depth + 1)
+        if isinstance(base, cst.Name) and self.is_builtin(base) and base.value in _BUILTIN_BASES:
+            return Kind.OBJECT
+        name = base.attr.value if isinstance(base, cst.Attribute) else base.value if isinstance(base, cst.Name) else ""
+        return Kind.MODULE if name.endswith("Module") else Kind.UNKNOWN
+
+    def instance_of(self, node: cst.ClassDef) -> Value:
+        kind = self.class_kind(node)
+        if kind is Kind.TENSOR:
+            return tensor()
+        return Value(kind, cls=node)
+
+    def _class_chain(self, node: cst.ClassDef) -> list[ClassInfo]:
+        """The class and its bases defined in this module, in method resolution order (roughly)."""
+        chain: list[ClassInfo] = []
+        pending = [node]
+        while pending and len(chain) < 16:
+            current = pending.pop(0)
+            info = self.class_info(current)
+            if info is None or info in chain:
+                continue
+            chain.append(info)
+            for base in current.bases:
+                local = self.local_class(base.value) if base.keyword is None else None
+                if local is not None:
+                    pending.append(local)
+        return chain
+
+    def class_attribute(self, node: cst.ClassDef, attr: str, evaluator: Evaluator, instance: bool = True) -> Value | None:
+        """``obj.attr`` for an instance (or the class) of a local class; None when the class
+        and its local bases do not define ``attr``."""
+        for info in self._class_chain(node):
+            method = info.methods.get(attr)
+            if method is not None:
+                function = self.function_info(method)
+                if function is not None and "property" in function.decorators and instance:
+                    return self.returns_of(function, evaluator)
+                return Value(Kind.CALLABLE, function=method, bound=instance and function is not None and function.is_method)
+            sites = info.attributes.get(attr)
+            additions = [*info.additions.get(attr, []), *self._foreign_additions(info, attr)]
+            if sites or additions:
+                values = [self._site_value(site, evaluator) for site in sites or ()]
+                value = join_all(values) if values else UNKNOWN
+                if additions:
+                    value = evaluator._with_additions(value, additions)
+                return value
+        return None
+
+    def _site_value(self, site: AttributeSite, evaluator: Evaluator) -> Value:
+        if site.how == "buffer":
+            return tensor(Grad.NO, "a buffer")
+        if site.value is None:
+            return UNKNOWN
+        value = evaluator.value(site.value, site.grad_disabled)
+        for index in site.path:
+            value = item_of(value, index)
+        return value
+
+    def _foreign_additions(self, info: ClassInfo, attr: str) -> list[Addition]:
+        """``obj.attr.append(v)`` outside the class, where ``obj`` is an instance of it."""
+        found = []
+        for receiver, name, addition in self.records.foreign_additions:
+            if name != attr:
+                continue
+            owner = self._receiver_classes.get(id(receiver))
+            if owner is None:
+                self._receiver_classes[id(receiver)] = None  # type: ignore[assignment]  # recursion guard
+                owner = self._receiver_classes[id(receiver)] = self.value(receiver).cls  # type: ignore[assignment]
+            if owner is info.node:
+                found.append(addition)
+        return found
+
+    # -- indexes: hooks and call sites ------------------------------------------------------
+    def _build_indexes(self) -> None:
+        """Which functions are hook callbacks and where local functions are called.
+
+        Built with an evaluator that does not infer parameters (the indexes are what
+        parameter inference needs)."""
+        index = Evaluator(self, infer_parameters=False)
+        for registration in self.records.hooks:
+            callback, offset = registration.callback, 0
+            if isinstance(callback, cst.Call) and self.names.qualname(callback.func) == "functools.partial" and callback.args:
+                offset = sum(1 for argument in callback.args[1:] if argument.keyword is None)
+                callback = callback.args[0].value
+            value = index.value(callback)
+            info = self.function_info(value.function) if value.function is not None else None
+            if info is not None:
+                info.hook_roles = registration.roles
+                info.hook_offset = offset + (1 if value.bound else 0)
+        self._index_calls(index)
+        # Again, with parameters inferred from the calls found: ``agent.select_action(x)``
+        # where ``agent`` is a parameter that the first round showed to be an ``Agent``.
+        found = {id(info.node): list(info.call_sites) for info in self.records.functions.values()}
+        for info in self.records.functions.values():
+            info.call_sites.clear()
+        self._index_calls(Evaluator(self, infer_parameters=True, known_calls=found))
+
+    def _index_calls(self, index: Evaluator) -> None:
+        for raw in self.records.calls:
+            callee = index.value(raw.call.func)
+            target: FunctionInfo | None = None
+            offset = 1 if callee.bound else 0
+            if callee.function is not None:
+                target = self.function_info(callee.function)
+            elif callee.cls is not None and callee.kind is Kind.CALLABLE:
+                for info in self._class_chain(callee.cls):
+                    init = info.methods.get("__init__")
+                    if init is not None:
+                        target, offset = self.function_info(init), 1
+                        break
+            if target is not None:
+                target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))

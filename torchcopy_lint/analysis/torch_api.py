@@ -1,0 +1,290 @@
+"""Everything torchcopy-lint knows about PyTorch's API, in one place.
+
+Which methods return views, which write in place, which classes are modules,
+optimizers or parameters, which functions make tensors, which hooks pass what.
+Analyses and checkers import these tables; none keeps its own copy. A test
+(``tests/test_torch_api.py``) checks every name here against the installed torch:
+the methods exist on ``torch.Tensor`` / ``torch.nn.Module``, each view method
+really returns a view, each class is what it is said to be.
+
+Nothing here imports torch: linting never needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _qualified(prefixes: Iterable[str], names: Iterable[str]) -> frozenset[str]:
+    names = tuple(names)
+    return frozenset(f"{prefix}{name}" for prefix in prefixes for name in names)
+
+
+# -- classes -----------------------------------------------------------------------
+
+PARAMETER_CLASSES = frozenset(
+    {
+        "torch.nn.Parameter",
+        "torch.nn.parameter.Parameter",
+        "torch.nn.UninitializedParameter",
+        "torch.nn.parameter.UninitializedParameter",
+    }
+)
+BUFFER_CLASSES = frozenset({"torch.nn.Buffer", "torch.nn.parameter.Buffer"})
+TENSOR_CLASSES = frozenset({"torch.Tensor"}) | PARAMETER_CLASSES
+MODULE_BASE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+OPTIMIZER_BASE_CLASSES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+# Legacy typed constructors: ``torch.FloatTensor(3)`` (uninitialized), ``torch.LongTensor(data)``.
+LEGACY_DTYPES = {
+    "Float": "torch.float32",
+    "Double": "torch.float64",
+    "Half": "torch.float16",
+    "BFloat16": "torch.bfloat16",
+    "Long": "torch.int64",
+    "Int": "torch.int32",
+    "Short": "torch.int16",
+    "Char": "torch.int8",
+    "Byte": "torch.uint8",
+    "Bool": "torch.bool",
+}
+LEGACY_TENSOR_TYPES = _qualified(("torch.", "torch.cuda."), (f"{kind}Tensor" for kind in LEGACY_DTYPES))
+LEGACY_CONSTRUCTORS = LEGACY_TENSOR_TYPES | {"torch.Tensor"}
+GRAD_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})
+# ``torch.optim.swa_utils.AveragedModel`` is a module; the LR schedulers are not optimizers.
+EXTRA_MODULE_CLASSES = frozenset({"torch.optim.swa_utils.AveragedModel"})
+# torch.nn members that are capitalised but are not module classes (besides ``*Options``).
+NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
+
+
+def is_module_class(qualname: str) -> bool:
+    """``torch.nn.Linear``, ``torch.nn.modules.conv.Conv2d``, ``torch.nn.Sequential`` ..."""
+    if qualname in EXTRA_MODULE_CLASSES or qualname in MODULE_BASE_CLASSES:
+        return True
+    if not qualname.startswith("torch.nn.") or qualname in NOT_MODULE_CLASSES:
+        return False
+    parts = qualname.split(".")
+    if any(part in ("functional", "init", "utils", "parameter", "grad", "attention") for part in parts[2:-1]):
+        return False
+    return parts[-1][:1].isupper() and not parts[-1].endswith("Options")
+
+
+def is_loss_module_class(qualname: str) -> bool:
+    """``torch.nn.CrossEntropyLoss``, ``torch.nn.MSELoss`` ..."""
+    return is_module_class(qualname) and qualname.endswith("Loss")
+
+
+def is_optimizer_class(qualname: str) -> bool:
+    """``torch.optim.SGD``, ``torch.optim.adamw.AdamW`` (not the LR schedulers, not swa_utils)."""
+    if qualname in OPTIMIZER_BASE_CLASSES:
+        return True
+    if not qualname.startswith("torch.optim.") or ".lr_scheduler." in qualname or ".swa_utils." in qualname:
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return last[:1].isupper() and "Scheduler" not in last and "LR" not in last
+
+
+# -- functions that make tensors -----------------------------------------------------
+
+# torch.* functions that create a new tensor from sizes or values: a leaf that requires
+# grad only with ``requires_grad=True``.
+CREATION_FUNCTIONS = _words(
+    """
+    tensor zeros ones empty full rand randn randint randperm arange linspace logspace eye
+    zeros_like ones_like empty_like full_like rand_like randn_like randint_like empty_strided
+    """
+)
+# Functions that share memory with their argument: ``as_tensor``/``asarray``/``from_numpy``
+# alias a numpy array (or an existing tensor) instead of copying it.
+ALIASING_CONSTRUCTORS = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.frombuffer"})
+# torch.* functions that compute a tensor from tensors (results carry their inputs' history).
+COMPUTING_FUNCTIONS = _words(
+    """
+    stack cat concat concatenate hstack vstack dstack where matmul mm bmm einsum clone abs exp log
+    sqrt sigmoid tanh relu softmax log_softmax sum mean max min argmax argmin cumsum prod norm outer
+    diag tril triu flatten reshape squeeze unsqueeze transpose permute gather index_select
+    masked_select nonzero sort topk chunk split bernoulli multinomial normal complex polar real imag
+    view_as_real view_as_complex cdist baddbmm addmm add sub mul div pow neg clamp clip maximum
+    minimum lerp addcmul addcdiv logsumexp var std square erf sin cos cross dot tensordot kron
+    flip roll repeat_interleave tile broadcast_to movedim narrow select take diagonal trace lgamma
+    logit sign floor ceil round trunc frac rsqrt reciprocal matrix_exp inverse det cholesky cumprod
+    """
+)
+TENSOR_FUNCTIONS = _qualified(("torch.",), CREATION_FUNCTIONS | COMPUTING_FUNCTIONS) | ALIASING_CONSTRUCTORS
+# torch.* functions that alias their first argument only sometimes (a view for some layouts).
+MAYBE_ALIAS_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray"})
+# torch.nn.functional losses whose names do not say "loss".
+LOSS_FUNCTION_NAMES = _words("cross_entropy binary_cross_entropy binary_cross_entropy_with_logits kl_div nll_loss")
+DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+LOADING_FUNCTIONS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url"})
+DEEP_COPY_FUNCTIONS = frozenset({"copy.deepcopy"})
+SHALLOW_COPY_FUNCTIONS = frozenset({"copy.copy"})
+
+
+def is_tensor_function(qualname: str) -> bool:
+    """``torch.zeros``, ``torch.nn.functional.relu``, ``torch.linalg.norm`` ...: returns a tensor."""
+    if qualname in TENSOR_FUNCTIONS:
+        return True
+    for namespace in ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special."):
+        if qualname.startswith(namespace):
+            last = qualname[len(namespace):]
+            return "." not in last and last[:1].islower()
+    return False
+
+
+def is_loss_function(qualname: str) -> bool:
+    """``torch.nn.functional.mse_loss``, ``F.cross_entropy`` ..."""
+    if not qualname.startswith("torch.nn.functional."):
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return "loss" in last or last in LOSS_FUNCTION_NAMES
+
+
+# -- grad mode ---------------------------------------------------------------------
+
+GRAD_DISABLING = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+GRAD_ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+GRAD_SETTING = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"})
+
+# -- tensor methods and attributes -----------------------------------------------------
+
+# Methods that always return a view of the receiver: an in-place write to the result
+# writes the receiver. (``detach`` also shares storage; see DETACHING_METHODS.)
+VIEW_METHODS = _words(
+    """
+    view view_as narrow select t transpose swapaxes swapdims permute squeeze unsqueeze expand
+    expand_as diagonal unflatten movedim moveaxis unfold as_strided
+    """
+)
+# Methods that return a tuple of views.
+VIEW_SEQUENCE_METHODS = _words("split chunk unbind tensor_split hsplit vsplit dsplit")
+# Attributes that are views of the tensor they are read from.
+VIEW_ATTRIBUTES = _words("T mT H mH real imag")
+# Methods that return the receiver itself (or a view) in some cases and a copy in others:
+# for some layouts, dtypes or devices.
+MAYBE_ALIAS_METHODS = _words(
+    """
+    reshape reshape_as flatten ravel contiguous to cpu cuda type float double half bfloat16 long
+    int short bool byte char cfloat cdouble numpy
+    """
+)
+# Methods whose result shares storage with the receiver but has no autograd history.
+DETACHING_METHODS = _words("detach")
+# Methods whose result is cut off from autograd (not a tensor, or detached).
+GRAD_CUTTING_METHODS = _words("detach detach_ item tolist numpy data_ptr numel size dim")
+# Methods whose result is no tensor (a number, a list, a size, a storage, a handle).
+NON_TENSOR_METHODS = _words(
+    """
+    item tolist size dim ndimension numel nelement stride is_contiguous data_ptr storage_offset
+    element_size get_device is_floating_point is_complex untyped_storage register_hook
+    register_post_accumulate_grad_hook backward equal
+    """
+)
+# Methods that make a new tensor of the receiver's dtype and device, sharing nothing.
+NEW_TENSOR_METHODS = _words("new_tensor new_zeros new_ones new_empty new_full")
+# Trailing-underscore methods that change flags, metadata or the tensor's own storage
+# pointer rather than the values it shares with other tensors.
+METADATA_INPLACE_METHODS = _words(
+    """
+    requires_grad_ share_memory_ detach_ resize_ resize_as_ set_ as_strided_ squeeze_ unsqueeze_ t_
+    transpose_ swapaxes_ swapdims_
+    """
+)
+# Methods that exist only on tensors (not on modules): a receiver that calls them is a tensor.
+TENSOR_ONLY_METHODS = _words(
+    """
+    detach detach_ new_tensor new_zeros new_ones new_empty new_full contiguous numel numpy
+    untyped_storage data_ptr register_hook retain_grad backward
+    """
+)
+# Tensor methods whose result holds integers or booleans: it cannot require grad.
+INTEGER_RESULT_METHODS = _words(
+    """
+    argmax argmin argsort nonzero long int short bool byte char eq ne lt le gt ge isnan isinf
+    isfinite logical_and logical_or logical_not
+    """
+)
+# Tensor methods that return a tensor computed from the receiver (history carried along).
+COMPUTING_METHODS = _words(
+    """
+    clone add sub mul div matmul mm bmm pow exp log sqrt abs neg sum mean std var max min norm
+    softmax log_softmax sigmoid tanh relu clamp clip masked_fill index_select index_add index_fill
+    gather roll flip cumsum prod addcmul addcdiv lerp sign floor ceil round repeat expand_as
+    where squeeze unsqueeze logsumexp square rsqrt reciprocal exp2 log1p expm1 sin cos argmax argmin
+    """
+)
+# Attributes of a tensor that are no tensors (or no values of it).
+TENSOR_META_ATTRIBUTES = _words(
+    """
+    shape dtype device ndim is_cuda is_sparse layout requires_grad grad_fn is_leaf names itemsize
+    nbytes
+    """
+)
+
+
+def is_inplace_method(name: str) -> bool:
+    """PyTorch's convention: a trailing underscore marks an in-place method."""
+    return name.endswith("_") and not name.startswith("_") and name != "_"
+
+
+def writes_values(method: str) -> bool:
+    """Whether ``t.<method>(...)`` overwrites values of ``t`` in place (``add_``, ``copy_``,
+    ``zero_`` ...; not ``requires_grad_`` or ``resize_``)."""
+    return is_inplace_method(method) and method not in METADATA_INPLACE_METHODS
+
+
+def returns_tensor(method: str) -> bool:
+    """Whether ``t.<method>(...)`` on a tensor ``t`` returns a tensor."""
+    return (
+        method in VIEW_METHODS
+        or method in MAYBE_ALIAS_METHODS
+        or method in DETACHING_METHODS
+        or method in COMPUTING_METHODS
+        or method in NEW_TENSOR_METHODS
+        or is_inplace_method(method)
+    ) and method != "numpy"
+
+
+# -- modules ---------------------------------------------------------------------------
+
+PARAMETER_ATTRIBUTES = _words("weight bias")
+PARAMETER_ITERATORS = _words("parameters")  # elements are parameters
+NAMED_PARAMETER_ITERATORS = _words("named_parameters")  # elements are (name, parameter)
+BUFFER_ITERATORS = _words("buffers")
+NAMED_BUFFER_ITERATORS = _words("named_buffers")
+SUBMODULE_ITERATORS = _words("children modules")
+NAMED_SUBMODULE_ITERATORS = _words("named_children named_modules")
+# Module methods that return the module itself.
+MODULE_SELF_METHODS = _words("to cuda cpu train eval float double half bfloat16 requires_grad_ apply type share_memory")
+STATE_DICT_METHODS = _words("state_dict")
+LOAD_STATE_METHODS = _words("load_state_dict")
+# Hook registration methods and the roles of the hook's parameters, in order.
+MODULE_HOOKS: dict[str, tuple[str, ...]] = {
+    "register_forward_hook": ("module", "inputs", "output"),
+    "register_forward_pre_hook": ("module", "inputs"),
+    "register_full_backward_hook": ("module", "grad_inputs", "grad_outputs"),
+    "register_backward_hook": ("module", "grad_inputs", "grad_outputs"),
+    "register_full_backward_pre_hook": ("module", "grad_outputs"),
+    "apply": ("module",),
+}
+TENSOR_HOOKS: dict[str, tuple[str, ...]] = {
+    "register_hook": ("grad",),
+    "register_post_accumulate_grad_hook": ("parameter",),
+}
+
+# -- optimizers ------------------------------------------------------------------------
+
+OPTIMIZER_PARAM_GROUPS = "param_groups"  # a list of dicts whose "params" entry lists parameters
+OPTIMIZER_STEP_METHODS = _words("step")

@@ -1,0 +1,248 @@
+"""Abstract values: what an expression may be at run time, as far as the file shows.
+
+A small lattice, in the spirit of a type checker's types but only as fine as the rules
+need: the *kind* of object (a tensor, a module, an optimizer, a container ...), for a
+tensor whether it *requires grad* (a leaf such as a parameter, or a result with
+autograd history) and *why* (the evidence phrase quoted in messages), whether it
+*shares storage* with another value (``x.detach()``, ``x.data``, a state dict, a
+``reshape`` that may be a view), and for containers what their *elements* are.
+
+Values are immutable; :func:`join` merges the values of the paths that reach a use
+(branches, loop iterations, several call sites). ``None`` is absorbed by a join the
+way ``Optional[T]`` narrows to ``T`` at a method call: ``best = None`` followed by
+``best = loss.clone()`` is a graph-attached clone wherever ``best`` is used as a tensor.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+
+class Kind(enum.Enum):
+    """What kind of object a value is."""
+
+    UNKNOWN = "unknown"
+    NONE = "None"
+    SCALAR = "scalar"  # a number, string, bool, shape (torch.Size), dtype or device
+    TENSOR = "tensor"
+    ARRAY = "numpy array"
+    MODULE = "module"  # an nn.Module (losses included)
+    OPTIMIZER = "optimizer"
+    CONTAINER = "container"  # list, tuple, dict, set, iterator, generator, state dict
+    CALLABLE = "callable"  # a function, lambda or class
+    OBJECT = "object"  # anything else known not to be a tensor
+
+
+class Grad(enum.Enum):
+    """Whether a tensor requires grad, and why it is sure or not."""
+
+    NO = "no"  # detached, a buffer, created without requires_grad, made under no_grad
+    UNKNOWN = "unknown"
+    LEAF = "leaf"  # requires grad and has no grad_fn: a parameter, requires_grad=True
+    GRAPH = "graph"  # requires grad and has a grad_fn: computed from a leaf while recording
+
+    @property
+    def required(self) -> bool:
+        return self in (Grad.LEAF, Grad.GRAPH)
+
+
+class AliasHow(enum.Enum):
+    """How a value shares storage with its source."""
+
+    DETACH = "detach"  # x.detach()
+    DATA = "data"  # x.data
+    VIEW = "view"  # x[0], x.view(-1), x.T
+    MAYBE = "maybe"  # x.reshape(...), x.contiguous(), x.to(...): a view only sometimes
+    STATE = "state_dict"  # model.state_dict(): references to the module's tensors
+    SHALLOW = "shallow copy"  # dict(sd), sd.copy(), copy.copy(x): new container, same tensors
+    SAME = "same object"  # best = model
+
+
+@dataclass(frozen=True, eq=False)
+class Alias:
+    """``how`` the value shares storage with ``source`` (an expression of the file).
+
+    ``source_value`` is the source's own value (was it a parameter, a module ...?);
+    ``via`` the expression that made the alias.
+    """
+
+    how: AliasHow
+    source: cst.BaseExpression
+    source_value: "Value"
+    via: cst.CSTNode | None = None  # the call that made the alias (``x.reshape(-1)``), for messages
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Alias) and self.how is other.how and self.source is other.source
+
+    def __hash__(self) -> int:
+        return hash((self.how, id(self.source)))
+
+
+@dataclass(frozen=True, eq=False)
+class Value:
+    """An abstract value. Fields that do not apply to the kind stay at their defaults."""
+
+    kind: Kind = Kind.UNKNOWN
+    grad: Grad = Grad.UNKNOWN
+    why: str | None = None  # evidence for grad (or kind): "a module output", "an nn.Parameter"
+    alias: Alias | None = None
+    element: "Value | None" = None  # what iterating (or indexing) a container gives
+    items: "tuple[Value, ...] | None" = None  # a tuple's known positions
+    fields: "tuple[tuple[str, Value], ...]" = ()  # values under constant string keys of a dict
+    qualname: str | None = None  # an imported name this value is (torch.nn.Linear, torch.float32)
+    function: cst.FunctionDef | cst.Lambda | None = None  # a local function this value is
+    cls: cst.ClassDef | None = None  # a local class: the class itself (CALLABLE) or its instance
+    loss: bool = False  # a loss (or a module computing one)
+    bound: bool = False  # a method read from an instance: calls pass the instance first
+    owner: cst.BaseExpression | None = None  # the module a parameter came from (``model`` in ``model.parameters()``)
+    guessed: bool = False  # the kind comes from a name (``criterion(...)``, ``self.model``), not from types
+
+    # Values are compared field by field, CST nodes by identity.
+    def _key(self) -> tuple[object, ...]:
+        return (
+            self.kind, self.grad, self.why, self.alias, self.element, self.items, self.fields,
+            self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, id(self.owner) if self.owner is not None else None, self.guessed,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Value) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    # -- questions ---------------------------------------------------------------
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.kind is Kind.TENSOR and self.grad.required
+
+    @property
+    def has_history(self) -> bool:
+        """A tensor with a grad_fn: keeping it keeps its autograd graph alive."""
+        return self.kind is Kind.TENSOR and self.grad is Grad.GRAPH
+
+    @property
+    def surely_not_tensor(self) -> bool:
+        return self.kind not in (Kind.UNKNOWN, Kind.TENSOR)
+
+    def field(self, key: str) -> "Value | None":
+        for name, value in self.fields:
+            if name == key:
+                return value
+        return None
+
+    def with_(self, **changes: object) -> "Value":
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+UNKNOWN = Value()
+NONE = Value(Kind.NONE)
+SCALAR = Value(Kind.SCALAR)
+OBJECT = Value(Kind.OBJECT)
+ARRAY = Value(Kind.ARRAY)
+PLAIN_TENSOR = Value(Kind.TENSOR, Grad.NO)
+UNKNOWN_TENSOR = Value(Kind.TENSOR)
+
+
+def tensor(grad: Grad = Grad.UNKNOWN, why: str | None = None, alias: Alias | None = None, loss: bool = False) -> Value:
+    return Value(Kind.TENSOR, grad, why, alias, loss=loss)
+
+
+def container(element: Value | None = None, items: tuple[Value, ...] | None = None, fields: tuple[tuple[str, Value], ...] = (), alias: Alias | None = None) -> Value:
+    if element is None and items:
+        element = join_all(items)
+    return Value(Kind.CONTAINER, element=element or UNKNOWN, items=items, fields=fields, alias=alias)
+
+
+def element_of(value: Value) -> Value:
+    """What iterating over ``value`` gives: a container's elements, a tensor's rows."""
+    if value.kind is Kind.CONTAINER:
+        return value.element or UNKNOWN
+    if value.kind is Kind.TENSOR:
+        # Rows of a tensor (or the tensors of a tuple output unpacked): views of it.
+        return value.with_(alias=value.alias, items=None)
+    if value.kind is Kind.ARRAY:
+        return ARRAY
+    return UNKNOWN
+
+
+def item_of(value: Value, index: int | None) -> Value:
+    """``value[index]`` for a constant index (or an unknown one: ``None``)."""
+    if value.kind is Kind.CONTAINER and value.items is not None and index is not None and -len(value.items) <= index < len(value.items):
+        return value.items[index]
+    return element_of(value)
+
+
+# -- joins -------------------------------------------------------------------------------
+
+def join_grad(a: Grad, b: Grad) -> Grad:
+    """Where two paths meet: evidence of requiring grad on one path is kept unless the other
+    path surely does not require it."""
+    if a is b:
+        return a
+    if Grad.NO in (a, b):
+        return Grad.UNKNOWN
+    if Grad.UNKNOWN in (a, b):
+        return b if a is Grad.UNKNOWN else a
+    return Grad.GRAPH  # LEAF and GRAPH: requires grad either way
+
+
+def _join_optional(a: Value | None, b: Value | None) -> Value | None:
+    if a is None or b is None:
+        return a or b
+    return join(a, b)
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value of an expression that may be ``a`` or ``b``."""
+    if a == b:
+        return a
+    for first, second in ((a, b), (b, a)):
+        if first.kind is Kind.NONE:
+            return second  # Optional[T] is T wherever it is used as a T
+        if first == UNKNOWN:
+            return second  # what one path shows is what the value may be
+    if a.kind is not b.kind:
+        # A number that becomes a tensor (``total = 0`` then ``total += loss``) is a tensor.
+        if {a.kind, b.kind} == {Kind.SCALAR, Kind.TENSOR}:
+            return a if a.kind is Kind.TENSOR else b
+        return UNKNOWN
+    grad = join_grad(a.grad, b.grad)
+    why = a.why if a.grad is grad or a.why and not b.why else b.why
+    if not grad.required and grad is not Grad.NO:
+        why = a.why if a.why == b.why else None
+    items = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+    fields = tuple((key, join(value, b.field(key) or value)) for key, value in a.fields) + tuple(
+        (key, value) for key, value in b.fields if a.field(key) is None
+    )
+    return Value(
+        kind=a.kind,
+        grad=grad,
+        why=why,
+        alias=a.alias or b.alias,
+        element=_join_optional(a.element, b.element),
+        items=items,
+        fields=fields,
+        qualname=a.qualname if a.qualname == b.qualname else None,
+        function=a.function if a.function is b.function else None,
+        cls=a.cls if a.cls is b.cls else None,
+        loss=a.loss or b.loss,
+        bound=a.bound and b.bound,
+        owner=a.owner if a.owner is b.owner else None,
+        guessed=a.guessed and b.guessed,
+    )
+
+
+def join_all(values: "tuple[Value, ...] | list[Value]") -> Value:
+    result: Value | None = None
+    for value in values:
+        result = value if result is None else join(result, value)
+    return result if result is not None else UNKNOWN

@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if not imported.startswith(str(snapshot)):
         log(f"warning: `python -m torchcopy_lint` in the snapshot imports {imported or 'nothing'}, not the snapshot")
     sys.path.insert(0, str(snapshot))
-    from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover
+    from torchcopy_lint.discovery import discover_plainly
     from torchcopy_lint.registry import all_rules
 
     target = (args.target or torch_dir()).resolve()
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # -- what is being checked ----------------------------------------------------------
     files = bare_parse.find_files([str(target)])
-    lint_files = discover([str(target)], DEFAULT_EXCLUDES, Path.cwd()).files
+    lint_files = discover_plainly([str(target)], Path.cwd()).files
     if sorted(map(str, lint_files)) != sorted(files):
         log(f"warning: bare_parse finds {len(files)} files, torchcopy-lint {len(lint_files)}")
     lines = total_bytes = 0

@@ -191,20 +191,36 @@ def test_unreadable_file(tree: Path) -> None:
         secret.chmod(0o644)
 
 
-def test_unreadable_directory(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_directory(tree: Path) -> None:
+    """A folder we may not list is one line; everything else is still checked (issue 9, item 1)."""
     locked = tree / "locked"
     locked.mkdir()
     (locked / "x.py").write_text(BAD, encoding="utf-8")
     locked.chmod(0)
     try:
-        if os.access(locked, os.R_OK):
-            pytest.skip("running with privileges that ignore file permissions (root)")
-        code, out, err = check(capsys, "locked", "bad.py")
-        assert err == ["locked: cannot check: permission denied"]
-        assert [line.split(":")[0] for line in out] == ["bad.py"]
-        assert code == 2
+        result = run_cli_unprivileged("--no-cache", "--select", "TCL001", "-q", "-j", "1", "locked", "bad.py", cwd=tree)
+        assert result.stderr.splitlines() == ["locked: cannot check: permission denied"]
+        assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["bad.py"]
+        assert result.returncode == 2
     finally:
         locked.chmod(0o755)
+
+
+def test_unreadable_directory_inside_a_walked_tree(tmp_path: Path) -> None:
+    """`t/sub` at mode 000 inside `t`: the walk looked for `t/sub/pyvenv.cfg` and stopped the run."""
+    root = tmp_path / "t"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text(BAD, encoding="utf-8")
+    (root / "sub").chmod(0)
+    try:
+        for args in (["t"], ["t/sub", "t/a.py"]):  # inside a walk; and first on the command line (config search)
+            result = run_cli_unprivileged("--no-cache", "--select", "TCL001", "-q", "-j", "1", *args, cwd=tmp_path)
+            assert "internal error" not in result.stderr
+            assert result.stderr.splitlines() == ["t/sub: cannot check: permission denied"], args
+            assert [line.split(":")[0] for line in result.stdout.splitlines()] == ["t/a.py"]
+            assert result.returncode == 2
+    finally:
+        (root / "sub").chmod(0o755)
 
 
 # -- inputs that are checked normally ---------------------------------------------------
@@ -226,6 +242,38 @@ def test_50000_line_file(tree: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert [line.split(": TCL001")[0] for line in out] == ["big.py:3:5", "big.py:25004:1", "big.py:50007:5"]
     assert code == 2
     assert (big.stat().st_mtime_ns, big.read_bytes()) == before
+
+
+def test_a_file_over_the_size_limit_is_reported_not_checked(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 7 MB line took 121 s and 3.5 GB (issue 9, item 13): over the limit (default 4 MB) it is one line."""
+    huge = tree / "huge.py"
+    huge.write_text(BAD + "x = [" + "1, " * 1_700_000 + "]\n", encoding="utf-8")  # 5.1 MB, one line
+    code, out, err = check(capsys, "huge.py", "bad.py")
+    assert err == ["huge.py: cannot check: file too large (4.9 MB; the limit is 4.0 MB, see max-file-size)"]
+    assert [line.split(":")[0] for line in out] == ["bad.py"] and code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "config", "refused"),
+    [
+        (["--max-file-size", "50"], "", True),
+        (["--max-file-size", "1KB"], "", False),
+        (["--max-file-size", "0"], 'max-file-size = "50"', False),  # 0: no limit; the flag wins
+        ([], 'max-file-size = "50B"', True),
+        ([], "max-file-size = 50", True),
+    ],
+)
+def test_the_size_limit_is_configurable(tree: Path, capsys: pytest.CaptureFixture[str], args: list[str], config: str, refused: bool) -> None:
+    (tree / "pyproject.toml").write_text(f"[tool.torchcopy-lint]\n{config}\n", encoding="utf-8")
+    code, out, err = check(capsys, *args, "bad.py")
+    assert (err == ["bad.py: cannot check: file too large (61 bytes; the limit is 50 bytes, see max-file-size)"]) is refused
+    assert (out == []) is refused
+
+
+def test_a_bad_size_limit_is_a_usage_error(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "pyproject.toml").write_text('[tool.torchcopy-lint]\nmax-file-size = "lots"\n', encoding="utf-8")
+    code, out, err = check(capsys, "bad.py")
+    assert code == 2 and len(err) == 1 and "max-file-size: not a size: 'lots'" in err[0]
 
 
 @pytest.mark.parametrize(

@@ -487,6 +487,51 @@ def test_stdin_syntax_error(project: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+UNFIXABLE = "    if p.grad is None: p.data.add_(1)\n"
+
+
+def test_fix_of_stdin_prints_the_fixed_source_and_reports_what_remains(project: Path) -> None:
+    """`--fix -` dropped stdin's findings and exited 0 (issue 9, item 6); ruff prints the fixed source."""
+    result = subprocess_cli("--no-cache", "--fix", "-", cwd=project, stdin=(BAD + UNFIXABLE).encode())
+    assert result.stdout == "import torch\nfor p in model.parameters():\n    with torch.no_grad():\n        p.add_(1)\n" + UNFIXABLE
+    assert [line.split(": TCL")[0] for line in result.stderr.splitlines()] == ["-:5:24"]
+    assert result.returncode == 1
+
+
+def test_diff_of_stdin_prints_a_diff_under_the_stdin_filename(project: Path) -> None:
+    result = subprocess_cli("--no-cache", "--diff", "--stdin-filename", "x.py", cwd=project, stdin=BAD.encode())
+    assert result.stdout.startswith("--- x.py\n+++ x.py\n") and "+    with torch.no_grad():" in result.stdout
+    assert result.returncode == 1
+
+
+def test_fix_of_stdin_that_cannot_be_fixed_gives_the_source_back(project: Path) -> None:
+    result = subprocess_cli("--no-cache", "--fix", "-", cwd=project, stdin=b"def f(:\n")
+    assert result.stdout == "def f(:\n"  # a pipeline never loses its text
+    assert result.stderr.splitlines() == ["-: cannot check: syntax error at line 1, column 7: invalid syntax"]
+    assert result.returncode == 2
+
+
+def test_fix_of_stdin_with_other_paths_is_refused(project: Path) -> None:
+    write(project / "f.py", BAD)
+    result = subprocess_cli("--no-cache", "--fix", "-", "f.py", cwd=project, stdin=BAD.encode())
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == ["torchcopy-lint: error: --fix/--diff of standard input ('-') prints the fixed source, so it cannot be combined with other paths"]
+    assert (project / "f.py").read_text() == BAD
+
+
+@pytest.mark.parametrize("args", [["-"], ["--fix", "-"], ["-", "f.py"]])
+def test_closed_stdin_is_one_line(project: Path, args: list[str]) -> None:
+    write(project / "f.py", BAD)
+    result = subprocess.run(
+        [PYTHON, "-m", "torchcopy_lint", "--no-cache", "-q", *args], cwd=project, env=cli_env(), stdin=None, capture_output=True, text=True, timeout=120,
+        pass_fds=(), preexec_fn=lambda: os.close(0),
+    )
+    assert "-: cannot check: standard input is closed" in result.stderr.splitlines()
+    assert "internal error" not in result.stderr and result.returncode == 2
+    if "f.py" in args:
+        assert result.stdout.startswith("f.py:3:5: TCL001")  # the other files are still checked
+
+
 # -- rules / explain / version -------------------------------------------------------
 
 
@@ -669,6 +714,28 @@ def test_corrupt_cache_is_ignored(project: Path, capsys: pytest.CaptureFixture[s
         entry.write_text("{not json", encoding="utf-8")
     code, out, err = run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py")
     assert code == 1 and "bad.py:3:5: TCL001" in out and err == ""
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        5, "x", None, [], [1, 2], {"a": 1}, ["SIZE", "MTIME", 7], ["SIZE", "MTIME", [{"bad": 1}]],
+        ["SIZE", "MTIME", [{"path": "bad.py", "line": "x", "column": 1, "end_line": 1, "end_column": 2, "code": "TCL001", "name": "n", "message": "m", "fix": None}]],
+    ],
+    ids=["number", "string", "null", "empty", "short", "object", "findings-not-a-list", "finding-of-wrong-keys", "finding-of-wrong-types"],
+)
+def test_wrong_shaped_cache_entry_is_ignored(project: Path, capsys: pytest.CaptureFixture[str], entry: object) -> None:
+    """Valid JSON of the wrong structure made every run an internal error (issue 9, item 8)."""
+    bad = write(project / "bad.py", BAD)
+    cache_dir = project / "cachedir"
+    first = run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py")
+    info = bad.stat()
+    if isinstance(entry, list) and len(entry) == 3:
+        entry = [info.st_size, info.st_mtime_ns, entry[2]]
+    for cache_file in cache_dir.glob("*.json"):
+        cache_file.write_text(json.dumps({str(bad.resolve()): entry}), encoding="utf-8")
+    assert run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py") == first
+    assert run(capsys, "--cache-dir", str(cache_dir), "--select", "TCL001", "bad.py") == first  # and it was rewritten
 
 
 def test_files_with_errors_are_not_cached(project: Path, capsys: pytest.CaptureFixture[str], counted: list[Path]) -> None:

@@ -160,9 +160,9 @@ def _discover(corpus: Corpus) -> list[Path]:
     """The files the linter checks (its own discovery, so the counts match)."""
     sys.path.insert(0, str(REPO))
     try:
-        from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover
+        from torchcopy_lint.discovery import discover_plainly
 
-        return sorted(discover([str(corpus.root / p) for p in corpus.packages], DEFAULT_EXCLUDES, corpus.root).files)
+        return sorted(discover_plainly([str(corpus.root / p) for p in corpus.packages], corpus.root).files)
     except (ImportError, TypeError):  # pragma: no cover - the API moved: count plainly
         return sorted(path for p in corpus.packages for path in (corpus.root / p).rglob("*.py"))
 

@@ -1,6 +1,6 @@
 """Skip unchanged files: results keyed by path, size, mtime and settings.
 
-One JSON file per (tool version and code, enabled rules) under the cache directory,
+One JSON file per (tool version and code, LibCST version, settings) under the cache directory,
 mapping a file's absolute path to its size, modification time and findings.
 An unchanged file is not even read on a warm run. The cache is written
 atomically (temporary file + rename) so a killed run cannot corrupt it; a
@@ -53,9 +53,19 @@ def implementation_stamp() -> str:
     return hashlib.sha256("\n".join(stamps).encode()).hexdigest()
 
 
+def _libcst_version() -> str:
+    """A new LibCST may parse (and so report) differently: its results are not reused."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class ResultCache:
     def __init__(self, directory: Path, key_parts: list[str]) -> None:
-        digest = hashlib.sha256("\0".join([__version__, implementation_stamp(), *key_parts]).encode()).hexdigest()[:16]
+        digest = hashlib.sha256("\0".join([__version__, implementation_stamp(), _libcst_version(), *key_parts]).encode()).hexdigest()[:16]
         self.path = directory / f"{digest}.json"
         self._directory = directory
         self._entries: dict[str, list[object]] = {}
@@ -76,11 +86,26 @@ class ResultCache:
         return info.st_size, info.st_mtime_ns
 
     def get(self, path: Path) -> list[Finding] | None:
-        entry = self._entries.get(str(absolute(path)))
+        """The cached findings of an unchanged file; None when there are none to trust.
+
+        An entry of the wrong shape (valid JSON someone else wrote) is dropped, never fatal.
+        """
+        key = str(absolute(path))
+        entry = self._entries.get(key)
         stamp = self._stamp(path)
-        if entry is None or stamp is None or tuple(entry[:2]) != stamp:
+        if entry is None or stamp is None:
             return None
-        return [Finding.from_dict(item) for item in entry[2]]  # type: ignore[union-attr]
+        try:
+            size, mtime, items = entry  # type: ignore[misc]
+            if (size, mtime) != stamp:
+                return None
+            if not isinstance(items, list):
+                raise ValueError("findings must be a list")
+            return [Finding.from_dict(item) for item in items]
+        except (TypeError, ValueError):
+            del self._entries[key]
+            self._dirty = True
+            return None
 
     def put(self, path: Path, findings: list[Finding]) -> None:
         stamp = self._stamp(path)

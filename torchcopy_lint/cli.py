@@ -1,4 +1,4 @@
-"""The ``torchcopy-lint`` command: check (default), rules, explain, verify.
+"""The ``torchcopy-lint`` command: check (default), rules, explain, verify, server.
 
 Exit status: 0 nothing found, 1 findings, 2 usage/configuration error or a file
 that could not be checked.
@@ -8,33 +8,27 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
-from torchcopy_lint import __version__
-from torchcopy_lint.cache import CACHE_DIR_NAME, ResultCache
-from torchcopy_lint.catalogue import CatalogueError
-from torchcopy_lint.config import ConfigError, Settings, find_pyproject, load_settings
-from torchcopy_lint.diagnostics import FileError, FileResult
-from torchcopy_lint.discovery import DEFAULT_EXCLUDES, discover, matches_exclude
-from torchcopy_lint.engine import check_bytes
-from torchcopy_lint.parallel import Job, check_paths, default_jobs
-from torchcopy_lint import output
-from torchcopy_lint.file_settings import per_file_codes as _per_file_codes
+from torchcopy_lint import __version__, check_command, output
+from torchcopy_lint.cache import CACHE_DIR_NAME
+from torchcopy_lint.check_command import EXIT_CLEAN, EXIT_ERROR
+from torchcopy_lint.parallel import Stopped, raise_stopped
 from torchcopy_lint.registry import all_rules
-from torchcopy_lint.selection import SelectionError, enabled_codes, validate
+from torchcopy_lint.source import parse_size
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 COMMANDS = ("check", "rules", "explain", "verify", "server")
 
 
-def _codes(values: Sequence[str] | None) -> list[str] | None:
-    """Flatten ``--select A,B --select C`` into ``["A", "B", "C"]``."""
-    if values is None:
-        return None
-    return [code.strip().upper() for value in values for code in value.split(",") if code.strip()]
+def _size_argument(value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -43,59 +37,45 @@ def _check_parser() -> argparse.ArgumentParser:
         description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify, server.",
     )
     parser.add_argument("paths", nargs="*", default=None, metavar="PATH", help="files or directories to check (default: .); - reads stdin")
-    parser.add_argument("--select", action="append", metavar="CODES", help="rules to run, replacing the default set (codes, prefixes, ALL)")
-    parser.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add to the selection (e.g. opt-in TCL1)")
-    parser.add_argument("--ignore", action="append", metavar="CODES", help="rules to turn off")
-    parser.add_argument("--exclude", action="append", metavar="PATTERN", help="glob patterns to skip (replaces the configured list)")
-    parser.add_argument("--extend-exclude", action="append", metavar="PATTERN", help="more glob patterns to skip")
-    parser.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too (for pre-commit)")
-    output.add_arguments(parser)  # --output-format/--format, -o/--output-file
-    parser.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
-    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
-    parser.add_argument("--cache-dir", type=Path, default=None, help=f"cache location (default: {CACHE_DIR_NAME} next to the config)")
-    parser.add_argument("--config", type=Path, default=None, help="pyproject.toml to read instead of searching for one")
-    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
-    parser.add_argument("--stdin-filename", default=None, help="the name to report and configure stdin input under")
-    parser.add_argument("--fix", action="store_true", help="apply safe fixes, writing files atomically")
-    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
-    parser.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
-    parser.add_argument("--fix-only", action="store_true", help="apply fixes, do not report what remains (implies --fix)")
     parser.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     parser.add_argument("--version", action="version", version=f"torchcopy-lint {__version__}")
+
+    rules = parser.add_argument_group("rule selection")
+    rules.add_argument("--select", action="append", metavar="CODES", help="rules to run, replacing the default set (codes, prefixes, ALL)")
+    rules.add_argument("--extend-select", action="append", metavar="CODES", help="rules to add to the selection (e.g. opt-in TCL1)")
+    rules.add_argument("--ignore", action="append", metavar="CODES", help="rules to turn off")
+
+    files = parser.add_argument_group("files")
+    files.add_argument("--exclude", action="append", metavar="PATTERN", help="gitignore-style patterns to skip (replaces the configured list)")
+    files.add_argument("--extend-exclude", action="append", metavar="PATTERN", help="more gitignore-style patterns to skip")
+    files.add_argument("--force-exclude", action="store_true", help="apply excludes to files named on the command line too (for pre-commit)")
+    files.add_argument("--no-respect-gitignore", action="store_true", help="do not skip what .gitignore and .ignore files exclude")
+    files.add_argument("--max-file-size", type=_size_argument, default=None, metavar="SIZE", help="larger files are reported, not checked (default: 4MB; 0: no limit)")
+    files.add_argument("--stdin-filename", default=None, help="the name to report and configure stdin input under")
+    files.add_argument("--show-files", action="store_true", help="list the files that would be checked, and exit")
+
+    configuration = parser.add_argument_group("configuration")
+    configuration.add_argument("--config", type=Path, default=None, help="pyproject.toml to use for every file instead of the nearest one")
+    configuration.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    configuration.add_argument("--show-settings", action="store_true", help="print the settings for the first PATH and where each comes from, and exit")
+
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply safe fixes, writing files atomically")
+    fixes.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, apply unsafe fixes too")
+    fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing (exit 1 if any)")
+    fixes.add_argument("--fix-only", action="store_true", help="apply fixes, do not report what remains (implies --fix)")
+
+    report = parser.add_argument_group("output")
+    output.add_arguments(report)  # --output-format/--format, -o/--output-file
+    report.add_argument("--statistics", action="store_true", help="print a count per rule instead of each finding")
+    report.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary line")
+    report.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+
+    running = parser.add_argument_group("running")
+    running.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
+    running.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    running.add_argument("--cache-dir", type=Path, default=None, help=f"cache location (default: {CACHE_DIR_NAME} next to the config)")
     return parser
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    if args.isolated:
-        settings = Settings()
-    elif args.config is not None:
-        settings = load_settings(args.config)
-    else:
-        start = Path(args.paths[0]) if args.paths and args.paths[0] != "-" else Path.cwd()
-        if args.stdin_filename and (not args.paths or args.paths == ["-"]):
-            start = Path(args.stdin_filename).parent if Path(args.stdin_filename).parent.exists() else Path.cwd()
-        found = find_pyproject(start if start.exists() else Path.cwd())
-        settings = load_settings(found) if found else Settings()
-    overrides: dict[str, object] = {}
-    if args.select is not None:
-        # ruff's rule: the highest-priority ``select`` starts the resolution, so a
-        # command-line --select drops the file's extend-select and ignore.
-        overrides["select"] = tuple(_codes(args.select) or ())
-        settings = replace(settings, extend_select=(), ignore=())
-    if args.extend_select is not None:
-        overrides["extend_select"] = settings.extend_select + tuple(_codes(args.extend_select) or ())
-    if args.ignore is not None:
-        overrides["ignore"] = settings.ignore + tuple(_codes(args.ignore) or ())
-    if args.exclude is not None:
-        overrides["exclude"] = tuple(args.exclude)
-    if args.extend_exclude is not None:
-        overrides["extend_exclude"] = settings.extend_exclude + tuple(args.extend_exclude)
-    if overrides:
-        settings = replace(settings, **overrides)  # type: ignore[arg-type]
-    return settings
 
 
 def run_check(argv: Sequence[str]) -> int:
@@ -103,104 +83,9 @@ def run_check(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
     if args.explain:
         return run_explain([args.explain])
-    try:
-        settings = _settings(args)
-        rules = all_rules()
-        known = list(rules)
-        for selectors in (settings.select or (), settings.extend_select, settings.ignore):
-            validate(selectors, known)
-        for _pattern, ignored in settings.per_file_ignores:
-            validate(ignored, known)
-    except (ConfigError, SelectionError, CatalogueError) as error:
-        print(f"torchcopy-lint: error: {error}", file=sys.stderr)
-        return EXIT_ERROR
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
-
-    codes = enabled_codes({code: rule.spec.default for code, rule in rules.items()}, settings.select, settings.extend_select, settings.ignore)
-    # --stdin-filename without paths reads stdin (as ruff does).
-    paths = args.paths or (["-"] if args.stdin_filename else ["."])
-    results: list[FileResult] = []
-    errors: list[FileError] = []
-    stdin_texts: dict[str, str] = {}
-    excludes = (*DEFAULT_EXCLUDES, *settings.exclude, *settings.extend_exclude)
-
-    if "-" in paths:
-        name = args.stdin_filename or "-"
-        data = sys.stdin.buffer.read()
-        stdin_texts[name] = data.decode("utf-8", "replace")
-        if not (args.force_exclude and args.stdin_filename and matches_exclude(Path(name), excludes, settings.root)):
-            results.append(check_bytes(data, name, _per_file_codes(name, codes, settings)))
-        paths = [path for path in paths if path != "-"]
-
-    if paths:
-        found = discover(paths, excludes, settings.root, force_exclude=args.force_exclude)
-        errors.extend(found.errors)
-        jobs = [Job(path, _per_file_codes(str(path), codes, settings)) for path in found.files]
-        if args.fix or args.fix_only or args.diff:
-            return _run_fixes(args, jobs, errors, stdin_texts)
-        cache = None
-        if not args.no_cache:
-            cache_dir = args.cache_dir or settings.root / CACHE_DIR_NAME
-            cache = ResultCache(cache_dir, [",".join(sorted(codes)), repr(settings.per_file_ignores), str(settings.root)])
-        results.extend(check_paths(jobs, args.jobs or default_jobs(), cache))
-
-    errors.extend(result.error for result in results if result.error is not None)
-    for warning in sorted(warning for result in results for warning in result.warnings):
-        print(warning, file=sys.stderr)
-    errors.sort(key=lambda error: error.path)
-    findings = sorted(finding for result in results for finding in result.findings)
-
-    status = _emit(args, output.Report(findings, errors, output.SourceLines(stdin_texts)))
-    if status is not None:
-        return status
-    if errors:
-        return EXIT_ERROR
-    if findings and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
-
-
-def _emit(args: argparse.Namespace, report: output.Report, trailer: str | None = None) -> int | None:
-    """Print or write the report; EXIT_ERROR when ``-o FILE`` cannot be written."""
-    try:
-        output.emit(report, args, trailer)
-    except OSError as error:
-        print(f"torchcopy-lint: error: cannot write {args.output_file}: {error.strerror or error}", file=sys.stderr)
-        return EXIT_ERROR
-    return None
-
-
-def _run_fixes(args: argparse.Namespace, jobs: list[Job], errors: list[FileError], stdin_texts: dict[str, str]) -> int:
-    """``--fix`` / ``--fix-only`` / ``--diff``: fix files (or show how), then report what remains."""
-    from torchcopy_lint.fixes.apply import FixJob, fix_paths
-
-    write = not args.diff
-    results = fix_paths([FixJob(job.path, job.codes, args.unsafe_fixes, write) for job in jobs], args.jobs or default_jobs())
-    errors = errors + [FileError(result.path, result.error) for result in results if result.error]
-    remaining = sorted(finding for result in results for finding in result.remaining)
-    fixed = sum(result.fixed_count for result in results)
-    verb = "Would fix" if args.diff else "Fixed"
-    files = sum(1 for result in results if result.diff)
-    fix_summary = f"{verb} {fixed} finding{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}; {len(remaining)} remaining.\n"
-    human = output.canonical(args.output_format) in output.HUMAN
-    if args.diff or args.fix_only:
-        sys.stdout.write("".join(result.diff for result in results) if args.diff else "")
-        for error in errors:
-            print(error, file=sys.stderr)
-        if human and not args.quiet:
-            (sys.stderr if args.diff else sys.stdout).write(fix_summary)
-    else:
-        status = _emit(args, output.Report(remaining, errors, output.SourceLines(stdin_texts)), trailer=fix_summary)
-        if status is not None:
-            return status
-    if errors:
-        return EXIT_ERROR
-    if args.diff:
-        return EXIT_FINDINGS if any(result.diff for result in results) else EXIT_CLEAN
-    if remaining and not args.fix_only and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    return check_command.run(args)
 
 
 def run_rules(argv: Sequence[str]) -> int:
@@ -241,10 +126,23 @@ def run_verify(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. While checking, SIGTERM unwinds it like Ctrl-C (workers stopped,
+    temporary files removed); the server keeps the signal's default."""
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args and args[0] in COMMANDS else "check"
     if args and args[0] in COMMANDS:
         args = args[1:]
+    stoppable = command == "check" and threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if stoppable:
+        signal.signal(signal.SIGTERM, raise_stopped)
+    try:
+        return _run(command, args)
+    finally:
+        if stoppable:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run(command: str, args: list[str]) -> int:
     try:
         if command == "rules":
             return run_rules(args)
@@ -260,6 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("torchcopy-lint: interrupted", file=sys.stderr)
         return 130
+    except Stopped as stop:
+        print("torchcopy-lint: terminated", file=sys.stderr)
+        return 128 + stop.signum
     except BrokenPipeError:
         # The reader went away (``| head``): exit quietly, without the
         # "Exception ignored ... BrokenPipeError" message at interpreter exit.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import total_ordering
 
 
@@ -39,8 +39,25 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> "Finding":
-        return cls(**data)  # type: ignore[arg-type]
+    def from_dict(cls, data: object) -> "Finding":
+        """The inverse of :meth:`to_dict`; raises ValueError for anything else (a cache written by someone else)."""
+        kinds = _field_kinds(cls)
+        if not isinstance(data, dict) or set(data) != set(kinds):
+            raise ValueError(f"not a finding: {data!r:.80}")
+        for name, (kind, optional) in kinds.items():
+            value = data[name]
+            if not (isinstance(value, kind) and not isinstance(value, bool)) and not (optional and value is None):
+                raise ValueError(f"not a finding: {name}={value!r:.40}")
+        return cls(**data)
+
+
+def _field_kinds(cls: type) -> dict[str, tuple[type, bool]]:
+    """Each field's type and whether it may be None, from the annotations (``"int | None"``)."""
+    kinds = {}
+    for item in fields(cls):
+        annotation = str(item.type)
+        kinds[item.name] = ({"str": str, "int": int}[annotation.split("|")[0].strip()], "None" in annotation)
+    return kinds
 
 
 @dataclass(frozen=True)
@@ -55,12 +72,13 @@ class FileError:
     reason: str
     line: int | None = None
     column: int | None = None
+    action: str = "check"  # "fix": the file was checked, but its fixes were not written
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def __str__(self) -> str:
-        return f"{self.path}: cannot check: {self.reason}"
+        return f"{self.path}: cannot {self.action}: {self.reason}"
 
 
 @dataclass

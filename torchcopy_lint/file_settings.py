@@ -1,16 +1,15 @@
 """Which rules apply to one file: the selection of its settings less its per-file ignores.
 
-Shared by the command line (for each file it checks) and the editor server
-(for each document it is sent, with the pyproject.toml nearest to it).
+Shared by the command line (for each file it checks, through
+check_command.Selection) and the editor server (for each document it is sent,
+with the pyproject.toml nearest to it, read afresh each time).
 """
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 
-from torchcopy_lint.config import Settings, find_pyproject, load_settings
-from torchcopy_lint.discovery import relative_to_root
+from torchcopy_lint.config import Configuration, Settings
 from torchcopy_lint.registry import all_rules
 from torchcopy_lint.selection import enabled_codes, without
 
@@ -22,22 +21,15 @@ def selected_codes(settings: Settings) -> frozenset[str]:
 
 
 def per_file_codes(path: str, codes: frozenset[str], settings: Settings) -> frozenset[str]:
-    """``codes`` less those the settings' ``per-file-ignores`` turn off for ``path``."""
-    if not settings.per_file_ignores:
-        return codes
-    candidate = Path(path)
-    relative = relative_to_root(candidate, settings.root)
-    for pattern, ignored in settings.per_file_ignores:
-        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(candidate.name, pattern):
-            codes = without(codes, ignored)
-    return codes
+    """``codes`` less those the settings' ``per-file-ignores`` turn off for ``path`` (gitignore-style patterns)."""
+    ignored = settings.ignored_for(Path(path))
+    return without(codes, ignored) if ignored else codes
 
 
 def settings_for(path: Path) -> Settings:
-    """The settings of the ``pyproject.toml`` nearest to ``path`` (defaults rooted at its folder
-    when there is none). Raises ConfigError for a broken one."""
-    found = find_pyproject(path.parent if path.parent.exists() else Path.cwd())
-    return load_settings(found) if found else Settings(root=path.parent.resolve())
+    """The settings of the ``pyproject.toml`` nearest to ``path`` (defaults rooted at the
+    current folder when there is none). Raises ConfigError for a broken one."""
+    return Configuration().for_path(path)
 
 
 def codes_for(path: Path, settings: Settings | None = None) -> frozenset[str]:

@@ -241,3 +241,14 @@ def read_source(path: Path, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -
         raise CannotCheck("permission denied") from None
     except OSError as error:
         raise CannotCheck(error.strerror or str(error)) from None
+
+
+def read_stdin() -> bytes:
+    """Standard input's bytes; a closed or unreadable stdin is a CannotCheck, not a crash."""
+    stream = sys.stdin
+    if stream is None:  # started with stdin closed (`<&-`)
+        raise CannotCheck("standard input is closed")
+    try:
+        return stream.buffer.read()
+    except (OSError, ValueError) as error:
+        raise CannotCheck(f"cannot read standard input: {getattr(error, 'strerror', None) or error}") from None

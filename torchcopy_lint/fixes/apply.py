@@ -4,26 +4,26 @@ Fixes are applied in passes until nothing more changes (at most MAX_PASSES);
 within a pass, fixes whose edits overlap are deferred to the next pass, so they
 never corrupt each other. Findings on ``# noqa`` lines are not fixed. The result
 must parse, compile, and be free of the fixes just applied (re-linted); if any
-check fails the file is left untouched and the failure reported. LibCST
-round-trips the source exactly, so the encoding (libcst reads the bytes and the
-coding cookie), newline style, trailing newline and every comment survive;
-writing is atomic and keeps the file's permissions.
+check fails the file is left untouched and the failure reported, with the
+file's findings as they stand. LibCST round-trips the source (checked: a file it
+would not print back byte for byte is left alone), so the encoding (libcst reads
+the bytes and the coding cookie), newline style, trailing newline and every
+comment survive. fixes/write.py writes the result.
 """
 
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.context import RawFinding
-from torchcopy_lint.diagnostics import Finding
-from torchcopy_lint.engine import FileRun
+from torchcopy_lint.diagnostics import FileError, Finding
+from torchcopy_lint.engine import FileRun, file_error
+from torchcopy_lint.fixes.write import WriteRefused, write_fixed
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, CompileLevel, decode, read_source
 from torchcopy_lint.walker import iter_children
 
@@ -72,12 +72,21 @@ def _choose(candidates: list[RawFinding]) -> list[RawFinding]:
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, edits: dict[int, cst.CSTNode]) -> None:
+    """Replace nodes by identity. With ``explicit_indent``, every existing block that
+    uses the module's default indent gets it written out (see :func:`_apply`)."""
+
+    def __init__(self, edits: dict[int, cst.CSTNode], explicit_indent: str | None = None) -> None:
         super().__init__()
         self.edits = edits
+        self.explicit_indent = explicit_indent
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        return self.edits.get(id(original_node), updated_node)
+        replacement = self.edits.get(id(original_node))
+        if replacement is not None:
+            return replacement
+        if self.explicit_indent is not None and isinstance(updated_node, cst.IndentedBlock) and updated_node.indent is None:
+            return updated_node.with_changes(indent=self.explicit_indent)
+        return updated_node
 
 
 class _MergeCreatedWiths(cst.CSTTransformer):
@@ -159,9 +168,21 @@ def ensure_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
 
 
 def apply_fixes(module: cst.Module, chosen: list[RawFinding]) -> cst.Module:
-    """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need."""
+    """``module`` with the chosen (non-overlapping) fixes applied, and the imports they need.
+
+    Blocks a fix creates are indented by the module's default indent. When that
+    holds a form feed (``"\f    "``: the file's first indented line starts with
+    one), a nested block would repeat it, and Python resets the column at a form
+    feed: the nested line would not be indented at all. So the existing blocks
+    keep their indentation bytes written out, and new blocks get it without the
+    form feed.
+    """
     edits = {id(old): new for raw in chosen for old, new in raw.fix.edits}  # type: ignore[union-attr]
-    module = module.visit(_Replace(edits))
+    indent = module.default_indent
+    unusual = indent.strip(" \t") != ""
+    module = module.visit(_Replace(edits, explicit_indent=indent if unusual else None))
+    if unusual:
+        module = module.with_changes(default_indent="".join(c for c in indent if c in " \t") or "    ")
     created = {id(new) for new in edits.values() if isinstance(new, cst.With)}
     if created:
         module = module.visit(_MergeCreatedWiths(created))
@@ -197,7 +218,7 @@ def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
         raise FixFailed(f"fixes did not settle after {MAX_PASSES} passes; file left unchanged")
     if fixed_count == 0:
         return FixOutcome(path, data, data, 0, run.findings())
-    fixed = current.module.bytes
+    fixed = current.module.bytes + _round_trip_loss(run, data)
     # Re-read the new text from scratch: what was built as a tree must mean the same once printed.
     recheck = FileRun(path, run.rules, data=fixed, max_file_size=None)
     try:
@@ -217,6 +238,24 @@ def fix_run(run: FileRun, unsafe: bool = False) -> FixOutcome:
     return FixOutcome(path, data, fixed, fixed_count, remaining)
 
 
+def _round_trip_loss(run: FileRun, data: bytes) -> bytes:
+    """LibCST must print the untouched file back byte for byte, or fixing would change other lines.
+
+    It does not always (LibCST 1.9): it drops the final ``\r`` of a file with
+    ``\r``-only line ends (returned here, to be put back), and a form feed in
+    the indentation of a block's later line (such a file is left alone, with
+    the line named).
+    """
+    printed = run.module.bytes
+    if printed == data:
+        return b""
+    if data.startswith(printed) and data[len(printed):] in (b"\r", b"\n", b"\r\n"):
+        return data[len(printed):]
+    line = next((number for number, (old, new) in enumerate(zip(data.splitlines(), printed.splitlines()), start=1) if old != new), None)
+    where = f" (line {line})" if line is not None else ""
+    raise FixFailed(f"LibCST would not write this file back unchanged{where}, e.g. a form feed in indentation; file left unchanged")
+
+
 def _compile_error(text: str, path: str) -> str:
     try:
         compile(text, path, "exec", dont_inherit=True)
@@ -227,73 +266,102 @@ def _compile_error(text: str, path: str) -> str:
     return "unknown error"
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same directory."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-
-
 @dataclass
 class FileFixResult:
-    """What ``--fix`` / ``--diff`` did to one file (picklable, for worker processes)."""
+    """What ``--fix`` / ``--diff`` did to one file (picklable, for worker processes).
+
+    When the file was not fixed (an error), ``remaining`` holds its findings as
+    they stand, so they are still reported.
+    """
 
     path: str
     remaining: list[Finding]
     fixed_count: int = 0
     diff: str = ""
     written: bool = False
-    error: str | None = None
+    error: FileError | None = None
+
+
+def _lines(text: str) -> list[str]:
+    """Python's lines (``decode`` made every line end ``\n``); str.splitlines would also split at form feeds."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def unified_diff(path: str, before: bytes, after: bytes) -> str:
     import difflib
 
-    old = decode(before).splitlines(keepends=True)
-    new = decode(after).splitlines(keepends=True)
+    old, new = _lines(decode(before)), _lines(decode(after))
     return "".join(difflib.unified_diff(old, new, fromfile=path, tofile=path))
 
 
 def fix_file(path: Path, codes: Iterable[str], unsafe: bool, write: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileFixResult:
-    """Fix one file; with ``write`` replace it atomically, else only compute the diff."""
-    from torchcopy_lint.notebook import fix_notebook, is_notebook, notebook_diff
+    """Fix one file (or notebook); with ``write`` write it (see fixes/write.py), else only compute the diff."""
+    from torchcopy_lint.notebook import check_notebook, fix_notebook, is_notebook, notebook_diff
 
-    notebook = is_notebook(str(path))
-    try:
+    name = str(path)
+    notebook = is_notebook(name)
+    data: bytes | None = None
+    run: FileRun | None = None
+
+    def as_they_stand() -> list[Finding]:
+        """The file's findings, reported when nothing was written."""
         if notebook:
-            data = read_source(path, None)
-            outcome = fix_notebook(data, str(path), codes, unsafe)
+            return check_notebook(data, name, codes, max_file_size).findings if data is not None else []
+        return run.findings() if run is not None else []
+
+    try:
+        data = read_source(path, None if notebook else max_file_size)  # a notebook's outputs may be large: its code is limited
+        if notebook:
+            outcome = fix_notebook(data, name, codes, unsafe)
         else:
-            data = read_source(path, max_file_size)
-            outcome = fix_bytes(data, str(path), codes, unsafe, max_file_size=max_file_size)
+            run = FileRun.from_bytes(data, name, codes, max_file_size=None, keep_bytes=True)
+            outcome = fix_run(run, unsafe)
+    except FixFailed as error:
+        return _unfixed(name, error.reason, as_they_stand)
     except CannotCheck as error:
-        return FileFixResult(str(path), [], error=str(error))
+        return FileFixResult(name, [], error=file_error(name, error))
     except Exception as error:  # noqa: BLE001 - one bad file must not stop the run
         if os.environ.get("TORCHCOPY_LINT_DEBUG"):
             raise
-        return FileFixResult(str(path), [], error=f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged")
-    result = FileFixResult(str(path), outcome.remaining, outcome.fixed_count)
+        return _unfixed(name, f"internal error while fixing ({type(error).__name__}: {error}); file left unchanged", as_they_stand)
+    result = FileFixResult(name, outcome.remaining, outcome.fixed_count)
     if outcome.changed:
-        result.diff = (notebook_diff if notebook else unified_diff)(str(path), outcome.original, outcome.fixed)
         if write:
             try:
-                write_atomically(path, outcome.fixed)
-                result.written = True
-            except OSError as error:
-                result.error = f"cannot write the fixed file: {error.strerror or error}"
+                write_fixed(path, outcome.fixed)
+            except WriteRefused as error:
+                return _unfixed(name, str(error), as_they_stand)
+            result.written = True
+        result.diff = (notebook_diff if notebook else unified_diff)(name, outcome.original, outcome.fixed)
     return result
+
+
+def fix_source(data: bytes, name: str, codes: Iterable[str], unsafe: bool, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> tuple[FileFixResult, bytes]:
+    """Fix text that is not a file (standard input): the result, and the bytes to print
+    (the fixed source, or the original where it could not be fixed)."""
+    run = FileRun.from_bytes(data, name, codes, max_file_size=max_file_size, keep_bytes=True)
+    try:
+        outcome = fix_run(run, unsafe)
+    except FixFailed as error:
+        return _unfixed(name, error.reason, run.findings), data
+    except CannotCheck as error:
+        return FileFixResult(name, [], error=file_error(name, error)), data
+    except Exception as error:  # noqa: BLE001 - the source must still come back
+        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+            raise
+        return _unfixed(name, f"internal error while fixing ({type(error).__name__}: {error})", run.findings), data
+    diff = unified_diff(name, outcome.original, outcome.fixed) if outcome.changed else ""
+    return FileFixResult(name, outcome.remaining, outcome.fixed_count, diff), outcome.fixed
+
+
+def _unfixed(name: str, reason: str, findings: Callable[[], list[Finding]]) -> FileFixResult:
+    """Nothing was written: report why, and the file's findings as they stand."""
+    try:
+        remaining = findings()
+    except Exception:  # noqa: BLE001 - the reason line is reported either way
+        remaining = []
+    return FileFixResult(name, remaining, error=FileError(name, reason, action="fix"))
 
 
 @dataclass(frozen=True)

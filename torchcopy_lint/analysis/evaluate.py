@@ -15,6 +15,7 @@ loop (a recursive function, ``x = f(x)``): such a value is unknown.
 
 from __future__ import annotations
 
+import keyword
 from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
@@ -798,7 +799,7 @@ class Evaluator:
             return container(SCALAR)
         if name == "getattr" and len(positional) >= 2:
             attribute = string_value(positional[1].value)
-            if attribute is not None:
+            if attribute is not None and attribute.isidentifier() and not keyword.iskeyword(attribute):
                 return self._attribute(cst.Attribute(value=positional[0].value, attr=cst.Name(attribute)), off)
         if name in ("print", "open", "super", "type", "vars", "setattr", "delattr"):
             return OBJECT

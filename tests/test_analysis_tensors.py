@@ -208,3 +208,15 @@ def test_buffers_named_weight_and_switched_off_grad_are_not_leaves() -> None:
         "    layer.weight.copy_(module.weight)\n"
     )
     assert lint(source, "TCL007") == [(16, "TCL007")]
+
+
+def test_getattr_with_a_name_that_is_no_identifier_is_unknown() -> None:
+    """``getattr(x, "🐍")`` / ``getattr(x, "class")`` cannot be spelled as ``x.name``."""
+    source = """
+import torch
+def f(x):
+    probe(getattr(x, "\U0001F40D"))
+    probe(getattr(x, "class"))
+"""
+    assert kinds(source) == [MAYBE, MAYBE]
+

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.binder import Binder
 from torchcopy_lint.analysis.bindings import Binding, ClassInfo, Scope, ScopeKind

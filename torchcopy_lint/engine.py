@@ -17,12 +17,11 @@ import sys
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.context import FileContext, RawFinding
 from torchcopy_lint.diagnostics import FileError, FileResult, Finding
 from torchcopy_lint.noqa import exempt_prefixes, is_suppressed, noqa_warnings, suppressions
-from torchcopy_lint.positions import locate
 from torchcopy_lint.registry import Rule, all_rules
 from torchcopy_lint.selection import without
 from torchcopy_lint.source import (
@@ -222,7 +221,11 @@ class FileRun:
     @cached_property
     def _spans(self) -> dict[int, tuple[int, int, int, int]]:
         ctx = self.context
-        return locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings]) if ctx.findings else {}
+        if not ctx.findings:
+            return {}
+        from torchcopy_lint.positions import locate  # code generation: only for files with findings
+
+        return locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings])
 
     @cached_property
     def _noqa(self) -> dict[int, frozenset[str] | None]:

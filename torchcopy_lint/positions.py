@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import types
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -41,6 +42,8 @@ def discover_checkers() -> dict[str, type[Checker]]:
             continue
         module = importlib.import_module(f"{checkers_package.__name__}.{info.name}")
         for value in vars(module).values():
+            if isinstance(value, types.ModuleType):
+                continue  # ``cst``: asking a lazily loaded module for its class would load it
             if isinstance(value, type) and issubclass(value, Checker) and value is not Checker and value.__module__ == module.__name__:
                 code = getattr(value, "code", None)
                 if code:

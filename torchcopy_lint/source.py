@@ -33,7 +33,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 DEFAULT_MAX_FILE_SIZE = 4 * 2**20  # 4 MiB: three times torch's largest source file (1.4 MB)
 

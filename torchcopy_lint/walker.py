@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 # Fields that never contain anything a rule cares about (whitespace, brackets,
 # punctuation, operator tokens) or whose Name is not a variable reference.
@@ -41,7 +41,7 @@ _KEPT_FIELDS = frozenset(
     }
 )
 
-Handler = Callable[[cst.CSTNode], Any]
+Handler = Callable[["cst.CSTNode"], Any]
 
 
 def _child_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ Whether ``x`` is a tensor is the caller's question (see :mod:`.tensors`).
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import is_basic_index
 from torchcopy_lint.analysis.naming import is_snapshot_name

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import (
     Addition,
@@ -43,7 +43,6 @@ _ADDERS: dict[str, tuple[int, bool]] = {
     "update": (0, True),
     "setdefault": (1, False),
 }
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 @dataclass
@@ -643,11 +642,21 @@ def _isinstance_test(test: cst.BaseExpression) -> tuple[str, object, object] | N
     negated = False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = True, test.expression
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2):
+    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
         return None
-    subject = test.args[0].value
-    if not isinstance(subject, cst.Name):
+    subject = test.args[0].value.value
+    func = test.func
+    callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if callee == "isinstance" and len(test.args) == 2:
+        classes: object = test.args[1].value
+    elif callee in _TENSOR_PREDICATES and len(test.args) == 1:
+        classes = TENSOR_PREDICATE  # ``torch.is_tensor(x)``, ``is_tensor_like(x)``
+    else:
         return None
-    classes = test.args[1].value
     body, other = ("is", classes), ("is not", classes)
-    return (subject.value, other, body) if negated else (subject.value, body, other)
+    return (subject, other, body) if negated else (subject, body, other)
+
+
+# Predicates that hold exactly for tensors (torch.is_tensor, torch.overrides.is_tensor_like).
+_TENSOR_PREDICATES = frozenset({"is_tensor", "is_tensor_like"})
+TENSOR_PREDICATE = "tensor predicate"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 
 class BindingKind(enum.Enum):

@@ -15,9 +15,10 @@ loop (a recursive function, ``x = f(x)``): such a value is unknown.
 
 from __future__ import annotations
 
+import keyword
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
@@ -251,7 +252,7 @@ class Evaluator:
                 spread.append(element_of(self.value(element.value, off)))
             else:
                 values.append(self.value(element.value, off))
-        element_value = join_all([*values, *spread]) if values or spread else UNKNOWN
+        element_value = join_all([*values, *spread], numeric=False) if values or spread else UNKNOWN
         items = tuple(values) if isinstance(expr, cst.Tuple) and not spread else None
         return container(element_value, items=items)
 
@@ -269,7 +270,7 @@ class Evaluator:
             key = string_value(element.key)
             if key is not None:
                 fields.append((key, value))
-        return container(join_all(values) if values else UNKNOWN, fields=tuple(fields))
+        return container(join_all(values, numeric=False) if values else UNKNOWN, fields=tuple(fields))
 
     # -- names and bindings -------------------------------------------------------------
     def _name(self, expr: cst.Name) -> Value:
@@ -285,11 +286,11 @@ class Evaluator:
             return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
         value = join_all([self.binding_value(binding) for binding in bindings])
         narrowed = self.model.narrowing(expr)
-        if narrowed is Kind.TENSOR and (value.kind is not Kind.TENSOR or value.guessed):
+        if narrowed is None or (value.kind is narrowed.kind and not value.guessed):
+            return value  # the test says nothing new (the bound value knows more)
+        if narrowed.kind is Kind.TENSOR:
             return tensor(value.grad, value.why, value.alias)
-        if narrowed is Kind.OBJECT and value.kind in (Kind.TENSOR, Kind.UNKNOWN):
-            return OBJECT
-        return value
+        return narrowed
 
     def _binding_value(self, binding: Binding) -> Value:
         passed = self._arguments.get(id(binding))
@@ -348,7 +349,7 @@ class Evaluator:
             added.append(item)
             if addition.key is not None:
                 fields.append((addition.key, item))
-        element = join_all([value.element, *added]) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added)
+        element = join_all([value.element, *added], numeric=False) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added, numeric=False)
         return Value(Kind.CONTAINER, element=element, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
 
     def _augmented(self, before: Value, operand: Value, off: bool) -> Value:
@@ -798,7 +799,7 @@ class Evaluator:
             return container(SCALAR)
         if name == "getattr" and len(positional) >= 2:
             attribute = string_value(positional[1].value)
-            if attribute is not None:
+            if attribute is not None and attribute.isidentifier() and not keyword.iskeyword(attribute):
                 return self._attribute(cst.Attribute(value=positional[0].value, attr=cst.Name(attribute)), off)
         if name in ("print", "open", "super", "type", "vars", "setattr", "delattr"):
             return OBJECT
@@ -953,8 +954,8 @@ def _with_grad_off(binding: Binding) -> Binding:
 
 def _view_alias(receiver: Value, source: cst.BaseExpression) -> Alias:
     """A view of ``receiver`` shares what it shares (a view of ``x.detach()`` is ``x``'s memory)."""
-    if receiver.alias is not None and receiver.alias.how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW, AliasHow.STATE):
-        return receiver.alias
+    if receiver.alias is not None:
+        return receiver.alias  # a view shares whatever its receiver shares (a detached source, a maybe-copy)
     return Alias(AliasHow.VIEW, source, receiver)
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import dotted_name
 
-LoopNode = cst.For | cst.While
+LoopNode = Union["cst.For", "cst.While"]  # strings: LibCST loads on first use (see __init__)
 
 
 class Block:

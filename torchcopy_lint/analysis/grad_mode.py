@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import dotted_name
 from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRAD_SETTING

@@ -19,7 +19,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding
 from torchcopy_lint.analysis.cst_helpers import short_code

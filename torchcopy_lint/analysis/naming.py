@@ -40,7 +40,10 @@ _NOT_AN_OBJECT_WORDS = frozenset(
 _VERBS = frozenset(
     """
     get build make create load save train init initialize update run eval evaluate compute set reset
-    apply copy clone freeze unfreeze prepare wrap export print log plot test fit predict
+    apply copy clone freeze unfreeze prepare wrap unwrap export print log plot test fit predict
+    serialize deserialize convert compile quantize dequantize trace script register replace swap fuse
+    prune sync broadcast gather scatter reduce check validate summarize describe count find select
+    to from is has as parse dump restore store
     """.split()
 )
 # English words that end in "net" but name no network.
@@ -66,8 +69,14 @@ def is_snapshot_name(name: str) -> bool:
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))
 
 
-# Words for a second copy of a model kept beside it (a DQN target network, an EMA teacher).
-_MODEL_COPY_WORDS = SNAPSHOT_WORDS | frozenset({"target", "teacher", "shadow", "momentum", "avg", "averaged", "swa", "slow", "anchor", "reference", "ref", "frozen", "fixed", "key"})
+# Words for a second copy of a model kept beside it (a DQN target network, an EMA teacher),
+# not for a reference a wrapper keeps on purpose (``self._orig_mod = mod``, ``wrapped_module``).
+_MODEL_COPY_WORDS = frozenset(
+    """
+    best prev previous old last init initial snapshot backup saved frozen target teacher ema
+    momentum avg averaged swa slow anchor fixed
+    """.split()
+)
 
 
 def is_model_copy_name(name: str) -> bool:

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import builtins
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import Records
+from torchcopy_lint.analysis.binder import TENSOR_PREDICATE, Records
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.evaluate import Evaluator, without_history
 from torchcopy_lint.analysis.torch_names import TorchNames
-from torchcopy_lint.analysis.values import NONE, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
+from torchcopy_lint.analysis.values import ARRAY, NONE, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _BUILTIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError", "NamedTuple"})
@@ -116,20 +116,56 @@ class SemanticModel:
         found = self._classes_by_word.get(parts[-1].lower(), []) if parts else []
         return found[0] if len(found) == 1 else None
 
-    def narrowing(self, name: cst.Name) -> Kind | None:
-        """``Kind.TENSOR`` where an ``isinstance(name, torch.Tensor)`` test holds, ``Kind.OBJECT``
-        where it surely is no tensor (``isinstance(x, list)``, or the else of a tensor test)."""
+    def narrowing(self, name: cst.Name) -> Value | None:
+        """What a name is where an ``isinstance`` test (or ``torch.is_tensor``) guards it: a
+        tensor for ``isinstance(x, torch.Tensor)``, a module for ``isinstance(m, nn.Conv2d)``,
+        something that is no tensor for ``isinstance(x, (int, SymInt))`` or the else branch
+        of a tensor test; None where the test says nothing."""
         found = self.records.narrowed.get(id(name))
         if found is None:
             return None
         sense, classes = found  # type: ignore[misc]
+        if classes == TENSOR_PREDICATE:
+            return tensor() if sense == "is" else OBJECT
         candidates = [element.value for element in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-        tensors = [self.names.torch_qualname(candidate) in api.TENSOR_CLASSES for candidate in candidates]
-        if tensors and all(tensors):  # (torch.Tensor, PackedSequence) does not make it a tensor
-            return Kind.TENSOR if sense == "is" else Kind.OBJECT
-        if sense == "is" and candidates and all(self._plain_type(candidate) for candidate in candidates):
-            return Kind.OBJECT
+        verdicts = [self._tensor_class(candidate) for candidate in candidates]
+        if verdicts and all(verdict is True for verdict in verdicts):  # (torch.Tensor, PackedSequence) does not
+            return tensor() if sense == "is" else OBJECT
+        if sense == "is" and verdicts and all(verdict is False for verdict in verdicts):
+            return join_all([self._instance_value(candidate) for candidate in candidates])
         return None
+
+    def _instance_value(self, cls: cst.BaseExpression) -> Value:
+        """An instance of a class that is no tensor class (``isinstance(m, nn.Linear)``)."""
+        qualname = self.names.qualname(cls)
+        if qualname is not None:
+            if api.is_module_class(qualname):
+                return Value(Kind.MODULE, qualname=qualname)
+            if api.is_optimizer_class(qualname):
+                return Value(Kind.OPTIMIZER, qualname=qualname)
+            if qualname in ("numpy.ndarray", "numpy.generic"):
+                return ARRAY
+            return OBJECT
+        local = self.local_class(cls)
+        if local is not None:
+            return self.instance_of(local)
+        if isinstance(cls, cst.Name) and self.is_builtin(cls):
+            return container() if cls.value in ("list", "tuple", "dict", "set", "frozenset") else SCALAR if cls.value in ("int", "float", "bool", "str", "bytes", "complex") else OBJECT
+        return OBJECT
+
+    def _tensor_class(self, expr: cst.BaseExpression) -> bool | None:
+        """Whether ``expr`` names a tensor class: True, False, or None when it may be one
+        (an unknown class whose name says Tensor)."""
+        if self._plain_type(expr):
+            return False
+        qualname = self.names.qualname(expr)
+        if qualname is not None:
+            return True if qualname in api.TENSOR_CLASSES else None if "Tensor" in qualname.rsplit(".", 1)[-1] else False
+        local = self.local_class(expr)
+        if local is not None:
+            return self.class_kind(local) is Kind.TENSOR
+        text = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+        return None if not text or "Tensor" in text else False
 
     def _plain_type(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Name) and self.is_builtin(expr) and expr.value in _BUILTIN_BASES | {"bytes", "bool", "frozenset", "complex"}:

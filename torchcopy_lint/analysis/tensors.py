@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.values import Grad, Kind
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind
 
 _MAX_ALIAS_DEPTH = 4
-Lookup = Callable[[cst.Name], "tuple[Binding, ...]"]
+Lookup = Callable[["cst.Name"], "tuple[Binding, ...]"]
 
 
 class TorchNames:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 
 class Kind(enum.Enum):
@@ -156,7 +156,7 @@ def tensor(grad: Grad = Grad.UNKNOWN, why: str | None = None, alias: Alias | Non
 
 def container(element: Value | None = None, items: tuple[Value, ...] | None = None, fields: tuple[tuple[str, Value], ...] = (), alias: Alias | None = None) -> Value:
     if element is None and items:
-        element = join_all(items)
+        element = join_all(items, numeric=False)
     return Value(Kind.CONTAINER, element=element or UNKNOWN, items=items, fields=fields, alias=alias)
 
 
@@ -193,14 +193,18 @@ def join_grad(a: Grad, b: Grad) -> Grad:
     return Grad.GRAPH  # LEAF and GRAPH: requires grad either way
 
 
-def _join_optional(a: Value | None, b: Value | None) -> Value | None:
+def _join_optional(a: Value | None, b: Value | None, numeric: bool = True) -> Value | None:
     if a is None or b is None:
         return a or b
-    return join(a, b)
+    return join(a, b, numeric)
 
 
-def join(a: Value, b: Value) -> Value:
-    """The value of an expression that may be ``a`` or ``b``."""
+def join(a: Value, b: Value, numeric: bool = True) -> Value:
+    """The value of an expression that may be ``a`` or ``b``.
+
+    ``numeric``: a number on one path and a tensor on the other is a tensor (an accumulator
+    ``total = 0`` grown by ``total += loss``); not so for the elements of a container.
+    """
     if a == b:
         return a
     for first, second in ((a, b), (b, a)):
@@ -210,7 +214,7 @@ def join(a: Value, b: Value) -> Value:
             return second  # what one path shows is what the value may be
     if a.kind is not b.kind:
         # A number that becomes a tensor (``total = 0`` then ``total += loss``) is a tensor.
-        if {a.kind, b.kind} == {Kind.SCALAR, Kind.TENSOR}:
+        if numeric and {a.kind, b.kind} == {Kind.SCALAR, Kind.TENSOR}:
             return a if a.kind is Kind.TENSOR else b
         return UNKNOWN
     grad = join_grad(a.grad, b.grad)
@@ -227,8 +231,8 @@ def join(a: Value, b: Value) -> Value:
         kind=a.kind,
         grad=grad,
         why=why,
-        alias=a.alias or b.alias,
-        element=_join_optional(a.element, b.element),
+        alias=a.alias if a.alias is not None and b.alias is not None and a.alias.how is b.alias.how else None,
+        element=_join_optional(a.element, b.element, numeric=False),
         items=items,
         fields=fields,
         qualname=a.qualname if a.qualname == b.qualname else None,
@@ -241,8 +245,8 @@ def join(a: Value, b: Value) -> Value:
     )
 
 
-def join_all(values: "tuple[Value, ...] | list[Value]") -> Value:
+def join_all(values: "tuple[Value, ...] | list[Value]", numeric: bool = True) -> Value:
     result: Value | None = None
     for value in values:
-        result = value if result is None else join(result, value)
+        result = value if result is None else join(result, value, numeric)
     return result if result is not None else UNKNOWN

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.context import FileContext

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of
 from torchcopy_lint.analysis.torch_api import is_inplace_method

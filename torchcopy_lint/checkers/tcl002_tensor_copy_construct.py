@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES

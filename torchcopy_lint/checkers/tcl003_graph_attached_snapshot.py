@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import positional_args, short_code, writes_in_place
 from torchcopy_lint.analysis.keeping import Kept, Way, kept_as

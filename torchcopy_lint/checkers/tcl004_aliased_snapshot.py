@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
@@ -54,6 +54,7 @@ class _Taken:
     source: str  # dotted source ("model", "self.model", "w") or its code
     fix: str
     state: bool = False  # a state dict: stored anywhere, it is only ever kept to be restored
+    reference: bool = False  # a module itself kept by reference (``best_model = model``)
     origin: cst.BaseExpression | None = None  # where the alias was made, when in another function (a helper's return)
 
 
@@ -201,9 +202,16 @@ class AliasedSnapshot(Checker):
             return None  # ``sys.stdout.detach()``
         text = dotted_name(source) or _short(source)
         root = source.value if isinstance(source, cst.Name) else None
-        origin = source if isinstance(source, cst.Name) and not _contains(expr, source) and self._elsewhere(source) else None
+        origin = None
+        made = alias.source  # the receiver of the .detach() / .data / state_dict() that makes the alias
+        if not _contains(expr, made):
+            # Read from a name or attribute that already holds the alias: taken elsewhere.
+            # Only a call of a helper that makes it takes it here (reported in the helper).
+            if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
+                return None
+            origin = made
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
-            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, origin), root
+            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, how is AliasHow.SAME, origin), root
         if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             fix = _short(_copying_elements(expr), 70)  # the elements alias: copy each one
         elif value.alias is None:
@@ -252,7 +260,7 @@ class AliasedSnapshot(Checker):
         if self.ctx.value(value).kind is not Kind.MODULE:
             return None
         text = dotted_name(value) or _short(value)
-        return _Taken("module", text, f"copy.deepcopy({_short(value)})"), value.value if isinstance(value, cst.Name) else None
+        return _Taken("module", text, f"copy.deepcopy({_short(value)})", reference=True), value.value if isinstance(value, cst.Name) else None
 
     # -- the fix: a copy instead of the alias ------------------------------------------
     def _fix(self, value: cst.BaseExpression, taken: _Taken, name: str | None) -> Fix | None:
@@ -488,7 +496,7 @@ class AliasedSnapshot(Checker):
             changes = self._changes_of(snapshot, state)
             source_kills = [event.point for event in names.get(snapshot.source_root or "", ()) if event.store] if snapshot.source_root else []
             if snapshot.escape is not None:
-                if snapshot.taken.kind in _TRAINED and (snapshot.taken.state or naming.is_model_copy_name(snapshot.escape_name)):
+                if snapshot.taken.kind in _TRAINED and self._kept_for_later(snapshot.taken, snapshot.escape_name):
                     # Kept under a name that says "snapshot" (``self.best``, ``history``) while
                     # the source trains on: a reference kept on purpose has another name.
                     self._report(snapshot, f"{snapshot.escape} while `{snapshot.taken.source}` keeps training")
@@ -510,6 +518,14 @@ class AliasedSnapshot(Checker):
             reason = self._hazard(start, changes, uses, kills, source_kills)
             if reason is not None:
                 self._report(snapshot, reason)
+
+    @staticmethod
+    def _kept_for_later(taken: _Taken, name: str) -> bool:
+        """A state dict stored anywhere; a module reference under a name for a copy of a model
+        (``target_net``); a detached tensor under a snapshot name (``history``, ``init``)."""
+        if taken.state:
+            return True
+        return naming.is_model_copy_name(name) if taken.reference else naming.is_snapshot_name(name)
 
     @staticmethod
     def _hazard(start: Point, changes: list[_Change], uses: list[Point], kills: list[Point], source_kills: list[Point]) -> str | None:

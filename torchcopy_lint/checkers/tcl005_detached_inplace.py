@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
@@ -39,6 +39,7 @@ class _Write:
     requires_grad: bool
     fix: Fix | None = None
     holder: str = ""  # the name bound to the detached alias (``d``)
+    alias: str = ".detach()"  # how the alias was made: ``.detach()`` or ``.data``
     outlives: str | None = None  # why the source is used after this function anyway
 
 
@@ -133,6 +134,7 @@ class DetachedInplace(Checker):
             view=_short(func.value),
             source=_short(source),
             operation=f".{func.attr.value}(...)",
+            alias=".detach()",
             reason="and the result is used as a separate value",
         )
 
@@ -165,9 +167,10 @@ class DetachedInplace(Checker):
             untyped = self._untyped_data(view)
             if untyped is None:
                 return
-            source, source_value = untyped, self.ctx.value(untyped)
+            source, source_value, made = untyped, self.ctx.value(untyped), ".data"
         else:
             source = alias.source
+            made = ".data" if alias.how is AliasHow.DATA else ".detach()"
         if not self._tensor_source(source):
             return
         dotted = dotted_name(source)
@@ -179,7 +182,7 @@ class DetachedInplace(Checker):
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, self._outlives(source, source_value))
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, made, self._outlives(source, source_value))
         state.writes.append(record)
 
     def _untyped_data(self, view: cst.Name) -> cst.BaseExpression | None:
@@ -256,5 +259,4 @@ class DetachedInplace(Checker):
                 # its own, while the write changed the module's weight.
                 reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"
             if reason is not None:
-                details = {"view": write.view, "source": write.source, "operation": write.operation, "reason": reason}
-                self.ctx.report(write.node, self.code, self.spec.message.format_map(details), write.fix, top=write.top)
+                self.report(write.node, write.fix, top=write.top, view=write.view, source=write.source, operation=write.operation, alias=write.alias, reason=reason)

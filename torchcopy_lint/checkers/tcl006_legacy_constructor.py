@@ -5,7 +5,7 @@ See rules/TCL006-legacy-constructor.md.
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import code_of, method_call, positional_args
@@ -35,7 +35,7 @@ SIZES, DATA, UNKNOWN, SKIP, BUFFER = "sizes", "data", "sizes or data", "skip", "
 # (sizes to a legacy constructor): none of those is fixed.
 _INT_BUILTINS = frozenset({"len", "int"})
 _LIST_BUILTINS = frozenset({"list", "tuple", "sorted", "range"})
-_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo, cst.Power, cst.LeftShift, cst.RightShift)
+_INT_OPERATORS = ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo", "Power", "LeftShift", "RightShift")  # int op int is int
 
 
 class LegacyConstructor(Checker):
@@ -113,7 +113,7 @@ class LegacyConstructor(Checker):
             return False
         if isinstance(expr, cst.Integer):
             return True
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _INT_OPERATORS):
+        if isinstance(expr, cst.BinaryOperation) and type(expr.operator).__name__ in _INT_OPERATORS:
             return self._certain_int(expr.left, depth + 1) and self._certain_int(expr.right, depth + 1)
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
             return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)  # ``x.shape[0]``

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, keyword_arg, positional_args

@@ -12,11 +12,12 @@ pre-filter: no "noqa" in the text, nothing to report).
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import libcst as cst
-from libcst._nodes.internal import CodegenState
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.fixes.model import SAFE, Fix
@@ -48,39 +49,47 @@ class UnusedDirective:
         return {"codes": ", ".join(self.codes), "s": "s" if plural else "", "es": "" if plural else "es"}
 
 
-class _Comments(CodegenState):
-    """Code generation that records each comment's 1-based line, 0-based column and holder."""
+@functools.cache
+def _comments_class() -> type:
+    """The code generator that finds comments (built on first use: LibCST loads only when a
+    file is parsed, see torchcopy_lint/lazy.py)."""
+    from libcst._nodes.internal import CodegenState
 
-    def __init__(self, module: cst.Module) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.line, self.column = 1, 0
-        self.stack: list[cst.CSTNode] = []
-        self.found: dict[int, tuple[cst.Comment, int, cst.CSTNode | None]] = {}
+    class _Comments(CodegenState):
+        """Code generation that records each comment's 1-based line, 0-based column and holder."""
 
-    def add_token(self, value: str) -> None:
-        super().add_token(value)
-        newlines = value.count("\n")
-        if newlines:
-            self.line += newlines
-            self.column = len(value) - value.rfind("\n") - 1
-        else:
-            self.column += len(value)
+        def __init__(self, module: cst.Module) -> None:
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.line, self.column = 1, 0
+            self.stack: list[cst.CSTNode] = []
+            self.found: dict[int, tuple[cst.Comment, int, cst.CSTNode | None]] = {}
 
-    def add_indent_tokens(self) -> None:
-        super().add_indent_tokens()
-        self.column += sum(len(token) for token in self.indent_tokens)
+        def add_token(self, value: str) -> None:
+            super().add_token(value)
+            newlines = value.count("\n")
+            if newlines:
+                self.line += newlines
+                self.column = len(value) - value.rfind("\n") - 1
+            else:
+                self.column += len(value)
 
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        if type(node) is cst.Comment and self.line not in self.found:
-            self.found[self.line] = (node, self.column, self.stack[-1] if self.stack else None)
-        self.stack.append(node)
+        def add_indent_tokens(self) -> None:
+            super().add_indent_tokens()
+            self.column += sum(len(token) for token in self.indent_tokens)
 
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        self.stack.pop()
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            if type(node) is cst.Comment and self.line not in self.found:
+                self.found[self.line] = (node, self.column, self.stack[-1] if self.stack else None)
+            self.stack.append(node)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            self.stack.pop()
+
+    return _Comments
 
 
 def _comments(module: cst.Module) -> dict[int, tuple[cst.Comment, int, cst.CSTNode | None]]:
-    state = _Comments(module)
+    state = _comments_class()(module)
     module._codegen(state)
     return state.found
 

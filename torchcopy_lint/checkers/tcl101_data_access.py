@@ -7,7 +7,7 @@ TCL001's and are skipped here, so no line is reported twice.
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, is_inplace_method
 from torchcopy_lint.analysis.bindings import BindingKind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, method_call
 from torchcopy_lint.analysis.bindings import BindingKind

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.context import RawFinding
 from torchcopy_lint.diagnostics import FileError, Finding

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.context import FileContext
@@ -72,13 +72,15 @@ def method_call(receiver: cst.BaseExpression, method: str, args: tuple[cst.Arg, 
 
 
 # -- expressions ----------------------------------------------------------------
-_ATOMIC_RECEIVERS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
+def _atomic_receivers() -> tuple[type, ...]:
+    """Expressions that need no parentheses before ``.method()`` (a function: LibCST loads on first use)."""
+    return (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
 
 
 def as_receiver(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``expr`` fit to be the receiver of ``.method()``: parenthesised unless it is atomic
     (``a * 2`` -> ``(a * 2)``; ``x``, ``m.w``, ``f(x)``, ``x[0]`` stay as they are)."""
-    if getattr(expr, "lpar", None) or isinstance(expr, _ATOMIC_RECEIVERS):
+    if getattr(expr, "lpar", None) or isinstance(expr, _atomic_receivers()):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 

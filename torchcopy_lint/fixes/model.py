@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from torchcopy_lint.lazy import cst
 
 SAFE, UNSAFE = "safe", "unsafe"
 

@@ -12,9 +12,12 @@ every tool alike):
             (after one untimed priming run that filled TMP)
   torchfix  .venv-torchfix/bin/torchfix -j N TARGET         (its default rules)
 
-plus, as a diagnostic, ``bare-prefiltered``: the bare parse of only the files
-that pass torchcopy-lint's pre-filter (the files it actually parses), which
-shows what the walk and the analyses cost on top of parsing.
+plus, as a diagnostic, ``bare-screened``: the bare parse of only the files
+that pass torchcopy-lint's structural screen (the files it actually parses with
+LibCST), which shows what the screen, the walk and the analyses cost on top of
+parsing. Then one file (``--single-file``, default torch/nn/modules/module.py),
+as pre-commit and editors run it: ``--version``, cold, warm (a primed cache),
+and ``ruff check`` and ``flake8`` on the same file where they are installed.
 
 torchcopy-lint runs from a copy of ``torchcopy_lint/`` and ``rules/`` taken at
 the start (its result cache is keyed by its own files, so edits to the checkout
@@ -54,7 +57,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 TORCHFIX_SPEC = "torchfix==0.7.0"
-TARGETS = {"cold_over_bare": 1.3, "torchfix_over_cold": 10.0, "warm_seconds": 2.0}
+TARGETS = {"cold_over_bare": 1.0, "torchfix_over_cold": 15.0, "warm_seconds": 1.0, "single_file_warm_cpu": 0.15}
 
 sys.path.insert(0, str(HERE))
 import bare_parse  # noqa: E402
@@ -112,6 +115,52 @@ def run_timed(command: list[str], cwd: Path, stdout_path: Path) -> dict[str, obj
     }
 
 
+def screened_files(files: list[str], texts: dict[str, str], rules: list) -> list[str]:
+    """The files the structural screen lets through to LibCST for the default rules."""
+    import ast
+
+    from torchcopy_lint.screen import facts_of
+
+    passing = []
+    for path in files:
+        try:
+            tree = ast.parse(texts[path])
+        except (SyntaxError, ValueError):
+            passing.append(path)  # reported as an error, never parsed by LibCST either way
+            continue
+        facts = facts_of(tree, texts[path])
+        if any(rule.checker.applies(facts) for rule in rules):
+            passing.append(path)
+    return passing
+
+
+def time_single_file(path: Path, snapshot: Path, work: Path, repeat: int) -> dict[str, object] | None:
+    """One file, as pre-commit and editors run it: torchcopy-lint cold and warm (a warm
+    cache), ``--version``, and ruff and flake8 on the same file where installed."""
+    if not path.is_file():
+        return None
+    cache_dir = work / "single-cache"
+    lint = [sys.executable, "-m", "torchcopy_lint", "--isolated", "-q"]
+    commands = {
+        "torchcopy-lint --version": [sys.executable, "-m", "torchcopy_lint", "--version"],
+        "torchcopy-lint cold": [*lint, "--no-cache", str(path)],
+        "torchcopy-lint warm": [*lint, "--cache-dir", str(cache_dir), str(path)],
+    }
+    ruff = shutil.which("ruff")
+    if ruff:
+        commands["ruff check"] = [ruff, "check", "--no-cache", "--isolated", "--exit-zero", str(path)]
+    flake8 = shutil.which("flake8")
+    if flake8:
+        commands["flake8 (pyflakes+pycodestyle)"] = [flake8, "--isolated", "--exit-zero", str(path)]
+        commands["flake8 --select TCL (the plugin)"] = [flake8, "--isolated", "--exit-zero", "--select", "TCL", str(path)]
+    run_timed(commands["torchcopy-lint warm"], snapshot, work / "single-prime.out")
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            times[name].append(float(run_timed(command, snapshot, work / "single.out")["cpu"]))  # type: ignore[arg-type]
+    return {"file": str(path), "cpu": {name: round(median(values), 4) for name, values in times.items()}, "runs": times}
+
+
 def median(values: list[float]) -> float:
     return round(statistics.median(values), 3)
 
@@ -124,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--venv", type=Path, default=HERE / ".venv-torchfix", help="TorchFix's virtual environment")
     parser.add_argument("--torchfix-subset", type=int, default=None, metavar="K", help="time TorchFix on every K-th file only and scale by lines")
     parser.add_argument("--skip-torchfix", action="store_true", help="do not run TorchFix")
-    parser.add_argument("--skip-prefiltered", action="store_true", help="do not run the bare-prefiltered diagnostic")
+    parser.add_argument("--skip-screened", action="store_true", help="do not run the bare-screened diagnostic")
+    parser.add_argument("--single-file", type=Path, default=None, help="the file for the one-file timings (default: torch/nn/modules/module.py)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file (default: benchmarks/results/<timestamp>.json)")
     args = parser.parse_args(argv)
 
@@ -161,9 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         lines += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     rules = all_rules()
     default_codes = sorted(code for code, rule in rules.items() if rule.spec.default)
-    triggers = sorted({trigger for code in default_codes for trigger in rules[code].checker.triggers})
-    prefiltered = [path for path in files if any(trigger in texts[path] for trigger in triggers)]
-    prefiltered_lines = sum(texts[path].count("\n") for path in prefiltered)
+    screened = screened_files(files, texts, [rules[code] for code in default_codes])
+    screened_lines = sum(texts[path].count("\n") for path in screened)
     with_torch = sum(1 for path in files if "torch" in texts[path])
     del texts
 
@@ -174,10 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         "cold": [*lint, "--no-cache", str(target)],
         "warm": [*lint, "--cache-dir", str(cache_dir), str(target)],
     }
-    if not args.skip_prefiltered:
-        listing = work / "prefiltered.txt"
-        listing.write_text("\n".join(prefiltered) + "\n", encoding="utf-8")
-        commands["bare-prefiltered"] = [sys.executable, str(HERE / "bare_parse.py"), "-j", str(jobs), "--json", "--files-from", str(listing)]
+    if not args.skip_screened:
+        listing = work / "screened.txt"
+        listing.write_text("\n".join(screened) + "\n", encoding="utf-8")
+        commands["bare-screened"] = [sys.executable, str(HERE / "bare_parse.py"), "-j", str(jobs), "--json", "--files-from", str(listing)]
     torchfix_scale = 1.0
     if torchfix is not None:
         if args.torchfix_subset and args.torchfix_subset > 1:
@@ -212,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"  round {round_number} {name:<16} {result['wall']:8.2f} s wall {result['cpu']:8.2f} s cpu  (rc {result['rc']}, load {result['load1_before']})")
 
     findings = sum(1 for line in (work / "cold.out").read_text(errors="replace").splitlines() if line.strip())
+    single = time_single_file(args.single_file or target / "nn" / "modules" / "module.py", snapshot, work, args.repeat)
     medians = {name: {"wall": median([float(r["wall"]) for r in results]), "cpu": median([float(r["cpu"]) for r in results])} for name, results in runs.items()}  # type: ignore[arg-type]
 
     def ratio(a: str, b: str, kind: str) -> float | None:
@@ -222,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios = {
         "cold_over_bare": {kind: ratio("cold", "bare", kind) for kind in ("wall", "cpu")},
         "torchfix_over_cold": {kind: ratio("torchfix", "cold", kind) for kind in ("wall", "cpu")},
-        "cold_over_bare_prefiltered": {kind: ratio("cold", "bare-prefiltered", kind) for kind in ("wall", "cpu")},
+        "cold_over_bare_screened": {kind: ratio("cold", "bare-screened", kind) for kind in ("wall", "cpu")},
     }
     report = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -248,9 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         "jobs": jobs,
         "repeat": args.repeat,
         "default_rules": default_codes,
-        "prefilter_triggers": triggers,
-        "files_passing_prefilter": len(prefiltered),
-        "lines_passing_prefilter": prefiltered_lines,
+        "files_passing_screen": len(screened),
+        "lines_passing_screen": screened_lines,
+        "single_file": single,
         "files_containing_torch": with_torch,
         "torchcopy_lint_findings": findings,
         "torchfix_subset_every": args.torchfix_subset if torchfix_scale != 1.0 else None,
@@ -269,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # -- summary ------------------------------------------------------------------------
     print(f"\n{target}")
-    print(f"{len(files)} files, {lines} lines ({total_bytes / 1e6:.1f} MB); {len(prefiltered)} files ({prefiltered_lines} lines) pass torchcopy-lint's pre-filter {triggers}")
+    print(f"{len(files)} files, {lines} lines ({total_bytes / 1e6:.1f} MB); {len(screened)} files ({screened_lines} lines) pass torchcopy-lint's screen")
     print(f"{jobs} processes for every tool, median of {args.repeat} rounds; torch {report['versions']['torch']}, libcst {report['versions']['libcst']}, TorchFix {report['versions']['torchfix']} (libcst {report['versions']['torchfix_libcst']})")
     print()
     print(f"{'':<18}{'wall s':>10}{'cpu s':>10}   runs (wall)")
@@ -292,9 +342,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"TorchFix / torchcopy-lint cold:     {tf['wall']}x wall, {tf['cpu']}x cpu   (target >= {TARGETS['torchfix_over_cold']}x: {verdict(tf['wall'], TARGETS['torchfix_over_cold'], False)}){scaled}")
     warm = medians["warm"]["wall"]
     print(f"torchcopy-lint warm re-run:         {warm:.2f} s wall   (target < {TARGETS['warm_seconds']} s: {verdict(warm, TARGETS['warm_seconds'] - 1e-9, True)})")
-    pre = ratios["cold_over_bare_prefiltered"]
+    pre = ratios["cold_over_bare_screened"]
     if pre["wall"] is not None:
-        print(f"(diagnostic) cold / bare parse of the pre-filtered files only: {pre['wall']}x wall, {pre['cpu']}x cpu")
+        print(f"(diagnostic) cold / bare parse of the files the screen lets through: {pre['wall']}x wall, {pre['cpu']}x cpu")
+    if single:
+        print(f"\none file ({single['file']}), median CPU s of {args.repeat}:")
+        for name, seconds in single["cpu"].items():
+            print(f"  {name:<28}{seconds:8.3f}")
+        warm_single = single["cpu"].get("torchcopy-lint warm")
+        if warm_single is not None:
+            print(f"torchcopy-lint warm, one file:      {warm_single:.3f} s cpu   (target <= {TARGETS['single_file_warm_cpu']} s: {verdict(warm_single, TARGETS['single_file_warm_cpu'], True)})")
     print(f"\nresults: {out}")
     return 0
 

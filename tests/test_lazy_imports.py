@@ -31,3 +31,50 @@ def test_libcst_loads_on_the_first_parse_only() -> None:
     result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=cli_env(), cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["lazy", "loaded"]
+
+
+def _imported(args: list[str], cwd: object) -> set[str]:
+    """The modules ``torchcopy-lint ARGS`` imports (``-X importtime``), and its exit status."""
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "torchcopy_lint", *args], capture_output=True, text=True, env=cli_env(), cwd=cwd)
+    lines = [line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")]
+    return {line for line in lines if line and not line.startswith("imported package")}
+
+
+def _loads_libcst(modules: set[str]) -> bool:
+    return any(name == "libcst" or name.startswith("libcst.") for name in modules)
+
+
+def test_version_rules_and_explain_import_neither_the_checker_nor_libcst() -> None:
+    for args in (["--version"], ["rules"], ["explain", "TCL001"]):
+        modules = _imported(args, REPO)
+        assert not _loads_libcst(modules), args
+        assert "torchcopy_lint.engine" not in modules and "torchcopy_lint.check_command" not in modules, args
+    assert "torchcopy_lint.registry" not in _imported(["--version"], REPO)
+
+
+def test_cache_hits_and_screened_out_files_never_load_libcst(tmp_path) -> None:
+    """A file no rule's screen admits is not parsed by LibCST; a full cache hit parses nothing."""
+    clean = tmp_path / "clean.py"
+    clean.write_text("import torch\n\nprint(torch.ones(3).sum())\n")
+    assert not _loads_libcst(_imported(["--no-cache", "clean.py"], tmp_path))
+    buggy = tmp_path / "buggy.py"
+    buggy.write_text("import torch\n\n\ndef f(w):\n    w.data.add_(1)\n")
+    assert _loads_libcst(_imported(["buggy.py"], tmp_path))  # the first run parses it
+    assert not _loads_libcst(_imported(["buggy.py"], tmp_path))  # the second is answered from the cache
+
+
+FLAKE8_PROBE = """
+import ast
+from torchcopy_lint.flake8_plugin import TorchCopyLintPlugin
+from torchcopy_lint.lazy import is_loaded
+source = "import torch\\n\\nprint(torch.ones(3))\\n"
+checker = TorchCopyLintPlugin(ast.parse(source), source.splitlines(True), "clean.py")
+print(list(checker.run()), "loaded" if is_loaded() else "lazy")
+"""
+
+
+def test_the_flake8_plugin_screens_on_flake8s_tree() -> None:
+    """flake8 hands the plugin its ``ast`` tree: a file no rule's screen admits is never parsed by LibCST."""
+    result = subprocess.run([sys.executable, "-c", FLAKE8_PROBE], capture_output=True, text=True, env=cli_env(), cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["[]", "lazy"]

@@ -22,6 +22,7 @@ from torchcopy_lint.config import SETTING_NAMES, ConfigError, Configuration, Ove
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import discover
 from torchcopy_lint.engine import check_bytes, file_error
+from torchcopy_lint.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from torchcopy_lint import output
 from torchcopy_lint.parallel import Job, check_paths, default_jobs
 from torchcopy_lint.registry import all_rules
@@ -29,7 +30,6 @@ from torchcopy_lint.file_settings import per_file_codes, selected_codes
 from torchcopy_lint.selection import SelectionError, validate
 from torchcopy_lint.source import CannotCheck, format_size, read_stdin
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 STDIN = "-"
 
 

@@ -14,17 +14,19 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchcopy_lint import __version__, check_command, output
-from torchcopy_lint.cache import CACHE_DIR_NAME
-from torchcopy_lint.check_command import EXIT_CLEAN, EXIT_ERROR
-from torchcopy_lint.parallel import Stopped, raise_stopped
-from torchcopy_lint.registry import all_rules
-from torchcopy_lint.source import parse_size
+from torchcopy_lint import __version__
+from torchcopy_lint.stopping import Stopped, raise_stopped
+
+# The checker, the catalogue and LibCST are imported where a command needs them, so
+# that ``--version``, ``rules`` and ``explain`` start at once (tests/test_lazy_imports.py).
+from torchcopy_lint.exit_codes import EXIT_CLEAN, EXIT_ERROR
 
 COMMANDS = ("check", "rules", "explain", "verify", "server")
 
 
 def _size_argument(value: str) -> int:
+    from torchcopy_lint.source import parse_size
+
     try:
         return parse_size(value)
     except ValueError as error:
@@ -32,6 +34,9 @@ def _size_argument(value: str) -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
+    from torchcopy_lint import output
+    from torchcopy_lint.cache import CACHE_DIR_NAME
+
     parser = argparse.ArgumentParser(
         prog="torchcopy-lint",
         description="Find PyTorch copy and aliasing bugs. Commands: check (default), rules, explain CODE, verify, server.",
@@ -79,12 +84,17 @@ def _check_parser() -> argparse.ArgumentParser:
 
 
 def run_check(argv: Sequence[str]) -> int:
+    if list(argv) == ["--version"]:
+        print(f"torchcopy-lint {__version__}")  # without building the parser (it imports the output formats)
+        return EXIT_CLEAN
     parser = _check_parser()
     args = parser.parse_args(list(argv))
     if args.explain:
         return run_explain([args.explain])
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    from torchcopy_lint import check_command
+
     return check_command.run(args)
 
 
@@ -92,6 +102,8 @@ def run_rules(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="torchcopy-lint rules", description="List every rule and whether it is on by default.")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(list(argv))
+    from torchcopy_lint.registry import all_rules
+
     rules = all_rules()
     if args.format == "json":
         import json
@@ -109,6 +121,8 @@ def run_explain(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="torchcopy-lint explain", description="Print a rule's documentation.")
     parser.add_argument("code")
     args = parser.parse_args(list(argv))
+    from torchcopy_lint.registry import all_rules
+
     rule = all_rules().get(args.code.upper())
     if rule is None:
         print(f"torchcopy-lint: error: unknown rule {args.code!r} (see `torchcopy-lint rules`)", file=sys.stderr)

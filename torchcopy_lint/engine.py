@@ -1,7 +1,8 @@
 """Checking one file: :class:`FileRun`, the one per-file pipeline that check, fix, flake8 and editors share.
 
-decode -> Python's own syntax check (``ast``) -> pre-filter -> one LibCST parse
--> every rule in one walk (:func:`analyse`) -> findings with their fixes, noqa
+decode -> Python's own syntax check (``ast``) -> the structural screen on that tree
+(:mod:`torchcopy_lint.screen`: which rules may fire here) -> one LibCST parse, only
+when some rule may -> those rules in one walk (:func:`analyse`) -> findings with their fixes, noqa
 applied or not. Each stage runs at most once per run and only when needed; a
 stage that cannot go on raises :class:`CannotCheck` with a one-line reason.
 
@@ -36,7 +37,7 @@ from torchcopy_lint.source import (
 )
 from torchcopy_lint.walker import Walker
 
-__all__ = ["CannotCheck", "FileRun", "analyse", "check_bytes", "decode", "lint_source", "might_fire", "rules_for"]
+__all__ = ["CannotCheck", "FileRun", "analyse", "check_bytes", "decode", "lint_source", "rules_for"]
 
 _RECURSION_LIMIT = 20_000
 
@@ -63,11 +64,6 @@ def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext
     return ctx
 
 
-def might_fire(text: str, rules: Sequence[Rule]) -> bool:
-    """The pre-filter: does any rule's trigger substring occur in ``text``?"""
-    return any(trigger in text for rule in rules for trigger in rule.checker.triggers)
-
-
 def noqa_table(text: str) -> dict[int, frozenset[str] | None]:
     # Python's own line breaks only: str.splitlines() also splits at \f, \v, \x1c-\x1e,
     # \x85 and \u2028/9, which would shift every later noqa comment by a line.
@@ -90,8 +86,9 @@ class FileRun:
     The fixer re-analyses its edited tree through :meth:`edited`.
 
     The stages, in order: :attr:`text` (decode), :meth:`check_syntax`
-    (Python's parser; fills :attr:`tree`), :attr:`might_fire` (pre-filter),
-    :attr:`module` (one LibCST parse), :attr:`context` (one walk).
+    (Python's parser; fills :attr:`tree`), :attr:`candidates` (the rules whose
+    screen admits the file), :attr:`module` (one LibCST parse), :attr:`context`
+    (one walk). ``screen=False`` runs every rule asked for (the screen's own test).
     """
 
     def __init__(
@@ -106,6 +103,7 @@ class FileRun:
         max_file_size: int | None = DEFAULT_MAX_FILE_SIZE,
         keep_bytes: bool = False,
         file_noqa: bool = True,
+        screen: bool = True,
     ) -> None:
         if data is None and text is None and module is None:
             raise ValueError("FileRun needs the file's bytes, text or tree")
@@ -115,6 +113,7 @@ class FileRun:
         self.max_file_size = max_file_size
         self.keep_bytes = keep_bytes and data is not None
         self.file_noqa = file_noqa  # honour ``# torchcopy-lint: noqa`` (off: flake8's --disable-noqa)
+        self.screen = screen
         self._text = text
         self._tree = tree
         self._module = module
@@ -129,12 +128,12 @@ class FileRun:
         return cls(path, rules_for(codes), data=data, max_file_size=max_file_size, keep_bytes=keep_bytes)
 
     @classmethod
-    def from_text(cls, text: str, path: str, codes: Iterable[str], *, tree: ast.Module | None = None, file_noqa: bool = True) -> "FileRun":
-        return cls(path, rules_for(codes), text=text, tree=tree, max_file_size=None, file_noqa=file_noqa)
+    def from_text(cls, text: str, path: str, codes: Iterable[str], *, tree: ast.Module | None = None, file_noqa: bool = True, screen: bool = True) -> "FileRun":
+        return cls(path, rules_for(codes), text=text, tree=tree, max_file_size=None, file_noqa=file_noqa, screen=screen)
 
     def edited(self, module: cst.Module) -> "FileRun":
         """The same file after edits to its tree (the fixer's next pass): analysed afresh, not re-parsed."""
-        return FileRun(self.path, self.rules, module=module, file_noqa=self.file_noqa)
+        return FileRun(self.path, self.rules, module=module, file_noqa=self.file_noqa, screen=self.screen)
 
     # -- the stages -------------------------------------------------------------
 
@@ -197,8 +196,22 @@ class FileRun:
         return self.reported_rules
 
     @cached_property
+    def candidates(self) -> list[Rule]:
+        """The rules to run: those analysed whose screen admits this file (all of them
+        without a screen, or without Python's tree: newer syntax, an edited tree)."""
+        rules = self._analysed_rules if self.reported_rules else []
+        tree = self.tree
+        if not self.screen or tree is None or not rules:
+            return rules
+        from torchcopy_lint.screen import facts_of
+
+        facts = facts_of(tree, self.text)
+        return [rule for rule in rules if rule.checker.applies(facts)]
+
+    @property
     def might_fire(self) -> bool:
-        return bool(self.reported_rules) and might_fire(self.text, self.reported_rules)
+        """Whether any rule may report here (else LibCST never parses the file)."""
+        return bool(self.candidates)
 
     def _parse(self) -> cst.Module:
         return parse_cst(self.data if self.keep_bytes and self.data is not None else self.text)
@@ -214,7 +227,7 @@ class FileRun:
 
     @cached_property
     def context(self) -> FileContext:
-        return analyse(self.module, self.path, self._analysed_rules)
+        return analyse(self.module, self.path, self.candidates)
 
     # -- results ----------------------------------------------------------------
 
@@ -306,14 +319,16 @@ def file_error(path: str, error: CannotCheck) -> FileError:
     return FileError(path, error.reason, error.line, error.column)
 
 
-def lint_source(text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True, tree: ast.Module | None = None, file_noqa: bool = True) -> list[Finding]:
+def lint_source(
+    text: str, path: str, codes: Iterable[str], *, apply_noqa: bool = True, tree: ast.Module | None = None, file_noqa: bool = True, screen: bool = True
+) -> list[Finding]:
     """All findings for ``text`` (already decoded), sorted by position.
 
     ``tree``: Python's ``ast`` of ``text`` when the caller has one (flake8).
     ``file_noqa=False`` ignores ``# torchcopy-lint: noqa`` (flake8's ``--disable-noqa``).
     Raises CannotCheck for a syntax error or a file that cannot be checked.
     """
-    return FileRun.from_text(text, path, codes, tree=tree, file_noqa=file_noqa).findings(apply_noqa=apply_noqa)
+    return FileRun.from_text(text, path, codes, tree=tree, file_noqa=file_noqa, screen=screen).findings(apply_noqa=apply_noqa)
 
 
 def check_bytes(data: bytes, path: str, codes: Iterable[str], *, max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:

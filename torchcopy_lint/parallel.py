@@ -28,6 +28,7 @@ from torchcopy_lint.engine import FileRun, file_error, rules_for
 from torchcopy_lint.fixes.write import remove_temporaries
 from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
+from torchcopy_lint.stopping import Stopped, raise_stopped  # noqa: F401 - re-exported
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -62,19 +63,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-class Stopped(BaseException):
-    """The run was told to stop (SIGTERM): unwinds like KeyboardInterrupt."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def raise_stopped(signum: int, frame: object) -> None:
-    """A signal handler for the main process: SIGTERM ends the run as Ctrl-C does."""
-    raise Stopped(signum)
 
 
 _PR_SET_PDEATHSIG = 1

@@ -65,10 +65,7 @@ _SCALAR_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "comple
 _CONTAINER_ANNOTATIONS = frozenset({"list", "dict", "tuple", "set", "frozenset", "List", "Dict", "Tuple", "Set", "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "OrderedDict", "Deque", "deque"})
 _MAX_NESTING = 60  # evaluations in progress at once (deep chains are cut, not overflowed)
 _CALL_DEPTH = 2  # calls followed with their own arguments (see Evaluator._returns_at)
-_MODULE_ONLY_METHODS = (
-    api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | api.BUFFER_ITERATORS | api.NAMED_BUFFER_ITERATORS
-    | api.SUBMODULE_ITERATORS | api.NAMED_SUBMODULE_ITERATORS | api.STATE_DICT_METHODS | api.LOAD_STATE_METHODS
-)
+_MODULE_ONLY_METHODS = api.MODULE_ONLY_METHODS
 
 
 def derived(grad: Grad, grad_off: bool) -> Grad:

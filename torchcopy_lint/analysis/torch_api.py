@@ -270,6 +270,11 @@ NAMED_SUBMODULE_ITERATORS = _words("named_children named_modules")
 MODULE_SELF_METHODS = _words("to cuda cpu train eval float double half bfloat16 requires_grad_ apply type share_memory")
 STATE_DICT_METHODS = _words("state_dict")
 LOAD_STATE_METHODS = _words("load_state_dict")
+# Methods only modules have: a receiver they are called on is a module.
+MODULE_ONLY_METHODS = (
+    PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS | BUFFER_ITERATORS | NAMED_BUFFER_ITERATORS
+    | SUBMODULE_ITERATORS | NAMED_SUBMODULE_ITERATORS | STATE_DICT_METHODS | LOAD_STATE_METHODS
+)
 # Hook registration methods and the roles of the hook's parameters, in order.
 MODULE_HOOKS: dict[str, tuple[str, ...]] = {
     "register_forward_hook": ("module", "inputs", "output"),
@@ -288,3 +293,27 @@ TENSOR_HOOKS: dict[str, tuple[str, ...]] = {
 
 OPTIMIZER_PARAM_GROUPS = "param_groups"  # a list of dicts whose "params" entry lists parameters
 OPTIMIZER_STEP_METHODS = _words("step")
+
+
+# -- what the structural pre-screen looks for (torchcopy_lint/screen.py) ---------------
+
+
+def short_names(qualnames: Iterable[str]) -> frozenset[str]:
+    """The last component of each qualified name: what a call site spells, whatever the import."""
+    return frozenset(qualname.rsplit(".", 1)[-1] for qualname in qualnames)
+
+
+REQUIRES_GRAD_TRUE = "requires_grad=True"  # how the screen spells a ``requires_grad=True`` keyword or attribute set
+# Names of which one occurs wherever the semantic model can show a leaf that requires grad.
+LEAF_EVIDENCE_NAMES = (
+    PARAMETER_ATTRIBUTES
+    | PARAMETER_ITERATORS
+    | NAMED_PARAMETER_ITERATORS
+    | short_names(PARAMETER_CLASSES)
+    | {OPTIMIZER_PARAM_GROUPS, "requires_grad_", *(hook for hook, roles in TENSOR_HOOKS.items() if "parameter" in roles)}
+    | {REQUIRES_GRAD_TRUE}
+)
+# Callables whose result aliases its input only sometimes (methods and functions).
+MAYBE_ALIAS_FUNCTION_NAMES = short_names(MAYBE_ALIAS_FUNCTIONS | ALIASING_CONSTRUCTORS)
+MAYBE_ALIAS_NAMES = MAYBE_ALIAS_METHODS | MAYBE_ALIAS_FUNCTION_NAMES
+LEGACY_CONSTRUCTOR_NAMES = short_names(LEGACY_CONSTRUCTORS)

@@ -9,9 +9,10 @@ A decision that needs more than the node at hand (the rest of the function, the
 whole module) is registered with :meth:`Checker.defer` and runs once the walk is
 complete; it reports with the ``top`` statement it recorded during the walk.
 
-``triggers`` lists substrings of which at least one must occur in a file for
-the rule to possibly fire; when no enabled rule's trigger occurs, the engine
-skips parsing the file altogether.
+:meth:`Checker.applies` is the rule's cheap necessary condition on the file's
+:class:`~torchcopy_lint.screen.ScreenFacts` (read from Python's ``ast``, before
+LibCST): a file where no enabled rule applies is never parsed by LibCST. It must
+admit every file where the checker can report (tests/test_screen.py checks it).
 """
 
 from __future__ import annotations
@@ -24,11 +25,17 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.context import FileContext
 from torchcopy_lint.fixes.model import Fix
+from torchcopy_lint.screen import ScreenFacts
 
 
 class Checker:
     code: ClassVar[str]
-    triggers: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """Whether this rule may report anything in a file with these facts (never False
+        where it would report)."""
+        raise NotImplementedError(f"{cls.__name__} declares no screen: define applies(facts)")
 
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         self.ctx = ctx

@@ -9,6 +9,7 @@ from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.analysis.values import Grad
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import current_statement, method_call, wrap_in_no_grad
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -36,7 +37,11 @@ def _without_data(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 class DataMutation(Checker):
     code = "TCL001"
-    triggers = (".data",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """A write through ``.data``: ``x.data.add_()``, ``x.data[i] = v``, ``x.data += v``, ``x.data = t``."""
+        return "data" in facts.written or "data" in facts.stored_attributes
 
     def _owner_is_tensor(self, owner: cst.BaseExpression, inplace_call: bool) -> bool:
         if isinstance(owner, cst.Name) and owner.value in ("self", "cls"):

@@ -7,7 +7,9 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.analysis.values import Kind
+from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -43,9 +45,17 @@ def _source_text(node: cst.BaseExpression) -> str:
     return f"({text})"
 
 
+# What a copy-construct call spells: ``torch.tensor``, ``x.new_tensor``, a legacy type.
+_CONSTRUCTOR_NAMES = LEGACY_CONSTRUCTOR_NAMES | {"tensor", "new_tensor"}
+
+
 class TensorCopyConstruct(Checker):
     code = "TCL002"
-    triggers = ("tensor", "Tensor")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """``torch.tensor``, ``new_tensor`` or a legacy type called on something that is not a literal."""
+        return not facts.called_with_data.isdisjoint(_CONSTRUCTOR_NAMES)
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = self.ctx.names.torch_qualname(node.func)

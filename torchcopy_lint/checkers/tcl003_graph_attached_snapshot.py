@@ -20,6 +20,7 @@ from torchcopy_lint.analysis.keeping import Kept, Way, kept_as
 from torchcopy_lint.analysis.naming import is_snapshot_name
 from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
 from torchcopy_lint.fixes.model import UNSAFE, Fix
 
@@ -53,7 +54,11 @@ class _Clone:
 
 class GraphAttachedSnapshot(Checker):
     code = "TCL003"
-    triggers = ("clone",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """A ``clone()``, made while grad is recorded, of something that may carry history."""
+        return facts.any_event(facts.clones, facts.carries_history, with_grad=True)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ module) ends, with the name loads and stores the flow analysis logged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from torchcopy_lint.lazy import cst
 
@@ -37,6 +38,7 @@ from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
 from torchcopy_lint.analysis.torch_api import PARAMETER_ITERATORS, NAMED_PARAMETER_ITERATORS
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts, bare, is_leaf_evidence, is_module_like
 from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -162,9 +164,27 @@ def _origin(alias: Alias) -> tuple[str, cst.BaseExpression, AliasHow] | None:
     return None
 
 
+@lru_cache(maxsize=1 << 16)
+def _trained_state(key: str) -> bool:
+    """Screen evidence of trained state: a module, a parameter, an optimizer (see torchcopy_lint/screen.py)."""
+    return is_leaf_evidence(key) or is_module_like(key) or naming.is_optimizer_name(bare(key))
+
+
 class AliasedSnapshot(Checker):
     code = "TCL004"
-    triggers = (".detach(", ".data", "state_dict(", "copy(")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """A snapshot taken (``detach()``, ``.data``, ``state_dict()``, ``copy.copy``, a module
+        kept under a model-copy name) of something that may be trained state, or of
+        something an in-place write may reach."""
+        if not facts.snapshots:
+            return False
+        if facts.any_event(facts.snapshots, _trained_state) or facts.any_event(facts.snapshots, facts.carries_history):
+            return True
+        sources = frozenset().union(*(snapshot.names for snapshot in facts.snapshots))
+        written = frozenset().union(*(write.names for write in facts.writes))
+        return facts.flows_between(sources, written)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -24,6 +24,8 @@ from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts, bare
+from torchcopy_lint.analysis.torch_api import DETACHING_METHODS
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
 
@@ -69,9 +71,19 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
+def _detaching(key: str) -> bool:
+    """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py)."""
+    name = bare(key)
+    return name in DETACHING_METHODS or name == "data"
+
+
 class DetachedInplace(Checker):
     code = "TCL005"
-    triggers = (".detach()",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """An in-place write through something that may come from ``detach()`` or ``.data``."""
+        return facts.any_event(facts.writes, _detaching)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -11,7 +11,9 @@ from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import code_of, method_call, positional_args
 from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTORS, LEGACY_DTYPES
 from torchcopy_lint.analysis.values import Kind
+from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES as _LEGACY_NAMES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import append_args, keyword, torch_attr
 from torchcopy_lint.fixes.model import SAFE, Fix
 
@@ -40,7 +42,11 @@ _INT_OPERATORS = ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo", "Power
 
 class LegacyConstructor(Checker):
     code = "TCL006"
-    triggers = ("Tensor",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """A legacy type (``torch.Tensor``, ``torch.FloatTensor`` ...) is called, perhaps through an alias."""
+        return facts.calls_any(_LEGACY_NAMES)
 
     def visit_Call(self, node: cst.Call) -> None:
         legacy = sorted(name for name in self.ctx.names.torch_qualname_candidates(node.func) if name in LEGACY_CONSTRUCTORS)

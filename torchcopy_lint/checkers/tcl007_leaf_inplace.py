@@ -12,6 +12,7 @@ from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts, is_leaf_evidence
 from torchcopy_lint.context import FileContext
 from torchcopy_lint.fixes.builders import current_statement, wrap_in_no_grad
 from torchcopy_lint.fixes.model import SAFE, Fix
@@ -23,7 +24,11 @@ NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"
 class LeafInplace(Checker):
     code = "TCL007"
     # Every finding needs leaf evidence, which needs one of these words.
-    triggers = ("requires_grad", "arameter", ".weight", ".bias")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """An in-place write, outside any no_grad region, to something that may be a leaf."""
+        return facts.any_event(facts.writes, is_leaf_evidence, with_grad=True)
 
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         super().__init__(ctx, spec)

@@ -28,7 +28,9 @@ from torchcopy_lint.analysis.bindings import Binding, BindingKind
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, keyword_arg, positional_args
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
+from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts, bare
 from torchcopy_lint.walker import iter_children
 
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
@@ -134,13 +136,22 @@ def _root(key: str) -> str:
     return key.split(".", 1)[0]
 
 
+def _maybe_alias(key: str) -> bool:
+    """Screen evidence of a result that aliases only sometimes: ``.reshape()``, ``.to()``,
+    ``.numpy()`` ... called as methods, or ``reshape``/``from_numpy`` imported by name
+    (not the builtins ``int``, ``float``, ``type``). See torchcopy_lint/screen.py."""
+    if key.startswith("."):
+        return key[1:] in MAYBE_ALIAS_NAMES
+    return bare(key) in MAYBE_ALIAS_FUNCTION_NAMES
+
+
 class MaybeAliasWrite(Checker):
     code = "TCL008"
-    triggers = (
-        "reshape", "flatten", "contiguous", ".to(", ".cpu(", ".cuda(", ".type(", ".float(", ".double(",
-        ".half(", ".bfloat16(", ".long(", ".int(", ".short(", ".bool(", ".byte(", ".char(", ".cfloat(",
-        ".cdouble(", ".numpy(", "from_numpy", "as_tensor", "asarray",
-    )
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """An in-place write to something that may come from a call that aliases only sometimes."""
+        return facts.any_event(facts.writes, _maybe_alias)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, sh
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Kind, Value
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
@@ -136,7 +137,12 @@ def _with_history(value: Value) -> Value | None:
 
 class GraphAccumulation(Checker):
     code = "TCL009"
-    triggers = ("for ", "while ")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """An accumulation, while grad is recorded, of something that may carry history (in a
+        loop, or in a helper or per-step method: the screen does not tell them apart)."""
+        return facts.any_event(facts.accumulations, facts.carries_history, with_grad=True)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.model import SAFE, Fix
 from torchcopy_lint.noqa import RESERVED_CODES, find_directive, without_codes
 
@@ -28,7 +29,11 @@ CODE = "TCL100"
 
 class UnusedNoqa(Checker):
     code = CODE
-    triggers = ("noqa", "NOQA", "Noqa")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """A ``# noqa`` comment to judge."""
+        return facts.noqa
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.analysis.torch_api import TENSOR_ONLY_METHODS
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.context import FileContext
 from torchcopy_lint.fixes.builders import keep_parens, method_call
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -47,7 +48,11 @@ def _is_dataset_like(owner: cst.BaseExpression) -> bool:
 
 class DataAccess(Checker):
     code = "TCL101"
-    triggers = (".data",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """Every finding is a ``.data`` attribute."""
+        return "data" in facts.identifiers
 
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         super().__init__(ctx, spec)

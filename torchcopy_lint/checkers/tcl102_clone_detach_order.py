@@ -10,6 +10,7 @@ from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code 
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.analysis.values import Grad, Kind
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -20,7 +21,11 @@ _GRADIENT_NAME = re.compile(r"(^|_)grads?$")
 
 class CloneDetachOrder(Checker):
     code = "TCL102"
-    triggers = ("clone(",)
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """``detach()`` called on the result of ``clone()``."""
+        return ("detach", "clone") in facts.chained or ("detach_", "clone") in facts.chained
 
     def visit_Call(self, node: cst.Call) -> None:
         outer = method_call(node)

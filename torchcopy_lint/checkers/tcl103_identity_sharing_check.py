@@ -13,6 +13,7 @@ from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, method_call
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.screen import ScreenFacts
 
 _CONSTANTS = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented"})
 _CONSTANT_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*")
@@ -27,7 +28,11 @@ def code_of(node: cst.CSTNode, limit: int = 40) -> str:
 
 class IdentitySharingCheck(Checker):
     code = "TCL103"
-    triggers = (" is ", "id(")
+
+    @classmethod
+    def applies(cls, facts: ScreenFacts) -> bool:
+        """An ``is`` comparison between two expressions, or ``id()``."""
+        return facts.compares_identity or "id" in facts.called
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         left = node.left

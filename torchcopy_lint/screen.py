@@ -1,0 +1,798 @@
+"""The structural pre-screen: cheap facts from Python's own ``ast``, read before LibCST.
+
+Every file is compiled with :mod:`ast` anyway (the syntax check). One walk over that
+tree collects :class:`ScreenFacts`; each checker declares a *necessary* condition on
+them (``Checker.applies``). A file where no enabled rule applies is never parsed by
+LibCST, and only the rules that apply run on the others.
+
+The facts are deliberately coarse, so that they over-approximate what the semantic
+model (torchcopy_lint/analysis/) can show:
+
+- **Names, not bindings.** An expression is reduced to the identifiers in it
+  (names, attribute names, identifier-like string keys): ``self.fc(x)`` is
+  ``{self, fc, x}``. Scopes are ignored: every ``x`` in the file is one node.
+- **A may-flow graph between names** (:attr:`ScreenFacts.flows`): ``y -> x`` when a
+  value reaching ``x`` may come from ``y``: assignments (also to attributes, by
+  attribute name: ``self.h0 = nn.Parameter(...)`` makes ``h0 <- {nn, Parameter}``),
+  unpacking, loop and comprehension targets, ``with ... as``, returns and yields
+  (into the function's name), call-site arguments (into the called function's
+  parameters), container adders (``xs.append(v)``: ``xs <- v``), subscript stores,
+  hook and callback arguments (into the callback's parameters), annotations,
+  ``isinstance`` narrowing, class bases (into the class, and the class into ``self``).
+- **Events with the names they involve**: in-place writes (the receiver's names),
+  accumulations inside loops, ``clone()`` calls, each marked when inside a
+  ``no_grad``/``inference_mode`` region.
+
+A rule then asks: "does any write's receiver *reach* a name that is evidence of X?"
+(:meth:`ScreenFacts.reaches`), the way the model would find X, but over names only.
+A condition may let a file through that has no finding (it is cheap, not exact), but
+it must never rule out one that has: ``tests/test_screen.py`` runs the pipeline with
+and without the screen over the catalogue, the test corpora and torch's source, and
+the findings must be identical. When the model learns a new way for a value to flow,
+add the edge here too (that test tells you when you forgot).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis import torch_api as api
+
+__all__ = ["Event", "ScreenFacts", "bare", "facts_of", "final_name", "is_leaf_evidence", "is_module_like"]
+
+# Context managers and decorators that switch autograd recording off, and on again.
+_GRAD_OFF_WORDS = frozenset({"no_grad", "inference_mode"})
+_GRAD_ON_WORDS = frozenset({"enable_grad", "set_grad_enabled"})
+# Calls that put their arguments into their receiver (a list, a dict, a queue).
+_ADDERS = frozenset({"append", "appendleft", "insert", "extend", "add", "put", "update", "setdefault"})
+# Accumulating calls inside a loop (TCL009's forms).
+_ACCUMULATING = frozenset({"append", "appendleft", "insert", "extend", "add_"})
+# Calls that name an attribute by a string: ``getattr(m, "w")``, ``register_buffer("w", t)``.
+_BY_STRING = frozenset({"getattr", "setattr", "register_buffer", "register_parameter", "register_module", "add_module"})
+
+
+def final_name(node: ast.AST | None) -> str | None:
+    """The last name of an expression: ``data`` for ``a.b.data``, ``clone`` for ``a.clone()``,
+    ``w`` for ``w[i]``, ``x`` for ``x``; None for literals and other forms."""
+    while node is not None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            return node.attr
+        if isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, (ast.Subscript, ast.Starred)):
+            node = node.value
+        else:
+            return None
+    return None
+
+
+_EMPTY: frozenset[str] = frozenset()
+
+
+@lru_cache(maxsize=1 << 16)
+def bare(key: str) -> str:
+    """The identifier of a flow-graph key: ``x`` for ``3@x`` (a local of function 3),
+    ``clone`` for ``.clone`` (a method called)."""
+    return key.rsplit("@", 1)[-1].lstrip(".").removeprefix(CALLED)
+
+
+def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    """The names a function binds itself (parameters, assignment and loop targets,
+    imports, nested definitions), less those it declares global or nonlocal."""
+    arguments = node.args
+    bound = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg] if argument is not None}
+    declared: set[str] = set()
+    pending: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Name):
+            if not isinstance(current.ctx, ast.Load):
+                bound.add(current.id)
+            continue
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(current.name)
+            pending.extend(current.decorator_list)
+            continue
+        if isinstance(current, ast.Lambda):
+            continue
+        if isinstance(current, (ast.Global, ast.Nonlocal)):
+            declared.update(current.names)
+        elif isinstance(current, ast.alias):
+            bound.add(current.asname or current.name.split(".", 1)[0])
+        elif isinstance(current, ast.ExceptHandler) and current.name:
+            bound.add(current.name)
+        pending.extend(ast.iter_child_nodes(current))
+    return bound - declared
+
+
+def _is_literal(node: ast.AST) -> bool:
+    """A constant or a display of constants (``[1, 2.5]``, ``(3, -1)``): never a tensor."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_literal(element) for element in node.elts)
+    return False
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds or writes: ``a, (b, c)`` -> a, b, c;
+    ``self.x`` -> x; ``d[k]`` -> d; ``*rest`` -> rest."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _target_names(element)]
+    name = final_name(target)
+    return [name] if name is not None else []
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a rule reports on, with the names it involves."""
+
+    names: frozenset[str]
+    grad_off: bool  # inside a no_grad / inference_mode region of its own function
+
+
+@dataclass
+class ScreenFacts:
+    """What one file shows at a glance (see the module docstring)."""
+
+    identifiers: set[str] = field(default_factory=set)  # every identifier in the file
+    called: set[str] = field(default_factory=set)  # final names of callees, aliases resolved
+    called_with_data: set[str] = field(default_factory=set)  # callees given a first argument that is not a literal
+    chained: set[tuple[str, str]] = field(default_factory=set)  # (method, final name of its receiver): ("detach", "clone")
+    stored_attributes: set[str] = field(default_factory=set)  # ``x.attr = ...`` / ``x.attr[i] = ...`` / ``x.attr += ...``
+    written: set[str] = field(default_factory=set)  # final names written in place: ``w.add_()``, ``w[i] = v``, ``w += v``
+    writes: list[Event] = field(default_factory=list)  # each in-place write, with the names of what is written
+    accumulations: list[Event] = field(default_factory=list)  # each accumulation (in a loop or not: helpers, per-step methods), with what is added
+    clones: list[Event] = field(default_factory=list)  # each ``clone()``, with what is cloned
+    snapshots: list[Event] = field(default_factory=list)  # each alias taken: ``.detach()``, ``.data``, ``state_dict()``, ``copy.copy``, ``best = model``
+    reference_targets: set[str] = field(default_factory=set)  # ``best = model``: targets assigned a plain name or attribute
+    compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
+    flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
+    noqa: bool = False  # the text holds a ``noqa`` comment (or the word)
+    _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
+    _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
+
+    def calls_any(self, names: Iterable[str]) -> bool:
+        return not self.called.isdisjoint(names)
+
+    def mentions_any(self, names: Iterable[str]) -> bool:
+        return not self.identifiers.isdisjoint(names)
+
+    def reaching(self, evidence: Callable[[str], bool]) -> frozenset[str]:
+        """Every key whose value may come from a key that ``evidence`` accepts (those
+        included): one backward pass over :attr:`flows`, cached per predicate. Keys are
+        names (``x``, ``3@x`` for a function's local) or ``.method`` for a method called."""
+        found = self._reaching.get(evidence)
+        if found is not None:
+            return found
+        users = self._users()
+        pending = [key for key in users if evidence(key)]
+        reached = set(pending)
+        while pending:
+            for user in users[pending.pop()]:
+                if user not in reached:
+                    reached.add(user)
+                    pending.append(user)
+        found = self._reaching[evidence] = frozenset(reached)
+        return found
+
+    def _users(self) -> dict[str, list[str]]:
+        """Every key of the graph (events' keys included), with the keys its values flow into."""
+        if self._users_index is None:
+            users: dict[str, list[str]] = {}
+            for target, sources in self.flows.items():
+                users.setdefault(target, [])
+                for source in sources:
+                    users.setdefault(source, []).append(target)
+            for events in (self.writes, self.accumulations, self.clones, self.snapshots):
+                for event in events:
+                    for key in event.names:
+                        users.setdefault(key, [])
+            self._users_index = users
+        return self._users_index
+
+    def reaches(self, names: Iterable[str], evidence: Callable[[str], bool]) -> bool:
+        """Whether a value named by any of ``names`` may come from ``evidence``."""
+        return not self.reaching(evidence).isdisjoint(names)
+
+    def carries_history(self, key: str) -> bool:
+        """Evidence of autograd history the semantic model may find (see analysis/evaluate.py):
+        a leaf (:func:`is_leaf_evidence`), a hook's parameters, or the result of calling
+        something that may be a module or a loss (:func:`is_module_like`, through flows:
+        ``net = Net(); out = net(x)``)."""
+        if key.startswith(CALLED) and key[len(CALLED) :] in self.reaching(is_module_like):
+            return True
+        if key.startswith(HANDED_TO):
+            return key[len(HANDED_TO) :] in _HOOK_REGISTRATIONS
+        return is_leaf_evidence(key)
+
+    def flows_between(self, first: Iterable[str], second: Iterable[str]) -> bool:
+        """Whether a value may flow from a key of ``first`` to one of ``second``, or back."""
+        first, second = frozenset(first), frozenset(second)
+        if not first or not second:
+            return False
+        return bool(self.reaching(first.__contains__) & second) or bool(self.reaching(second.__contains__) & first)
+
+    def any_event(self, events: list[Event], evidence: Callable[[str], bool], *, with_grad: bool = False) -> bool:
+        """Whether one of ``events`` (outside no_grad when ``with_grad``) involves a name reaching ``evidence``."""
+        reached = None
+        for event in events:
+            if with_grad and event.grad_off:
+                continue
+            if reached is None:
+                reached = self.reaching(evidence)
+            if not reached.isdisjoint(event.names):
+                return True
+        return False
+
+
+@lru_cache(maxsize=1 << 16)
+def is_module_like(key: str) -> bool:
+    """Evidence that a value is a module, a loss function or a criterion: *calling* it (or
+    what it flows into) gives a module output or a loss with history. An ``nn.<Class>``,
+    ``nn.Module`` subclasses, ``forward``, names the model reads as modules or losses
+    (``model``, ``encoder``, ``criterion``, ``F.mse_loss``), model methods (``encode``)."""
+    if key.startswith("nn."):
+        return api.is_module_class(f"torch.{key}")
+    return _module_like_name(bare(key))
+
+
+@lru_cache(maxsize=65536)
+def _module_like_name(name: str) -> bool:
+    return (
+        name in _MODULE_LIKE_NAMES
+        or naming.is_module_name(name)
+        or naming.is_loss_callee(name)
+        or naming.is_model_method(name)
+        or "loss" in name.lower()
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def is_leaf_evidence(key: str) -> bool:
+    """Evidence of a leaf that requires grad: ``nn.Parameter``, ``.parameters()``,
+    ``requires_grad=True``, ``param_groups``, or a ``.weight``/``.bias`` attribute (an
+    attribute only: a variable called ``weight`` is not one)."""
+    name = bare(key)
+    if name in api.PARAMETER_ATTRIBUTES:
+        return "@" not in key and not key.startswith((".", CALLED))
+    return name in api.LEAF_EVIDENCE_NAMES
+
+
+_MODULE_LIKE_NAMES = api.LOSS_FUNCTION_NAMES | frozenset({"Module", "forward", "__call__", "criterion", "objective"})
+_SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS
+_SNAPSHOT_FUNCTIONS = api.short_names(api.SHALLOW_COPY_FUNCTIONS)
+_HOOK_REGISTRATIONS = frozenset(api.MODULE_HOOKS) | frozenset(api.TENSOR_HOOKS)
+HANDED_TO = "handed-to:"  # key prefix: what a callback's parameters may receive from the call it is handed to
+
+
+def _under_nn(node: ast.AST) -> bool:
+    """``nn``, ``torch.nn``, ``torch.nn.modules.conv``: an attribute of it may be an nn class."""
+    while isinstance(node, ast.Attribute):
+        if node.attr == "nn":
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "nn"
+
+
+class _Collector(ast.NodeVisitor):
+    """One walk: identifiers, calls, the flow graph and the events (see ScreenFacts)."""
+
+    def __init__(self) -> None:
+        self.facts = ScreenFacts()
+        self._aliases: dict[str, set[str]] = {}  # ``T = torch.tensor``, ``import torch.tensor as T``: what a callee may be
+        self._raw_calls: list[tuple[str, bool]] = []  # (final callee name, has a non-literal first argument)
+        self._call_sites: list[tuple[str, frozenset[str]]] = []  # (callee, keys of its arguments)
+        self._parameters: dict[str, list[str]] = {}  # function name -> keys of its parameters
+        self._grad_off = 0
+        self._function: list[tuple[str, ...]] = []  # keys of the enclosing functions (their returns flow into them)
+        self._classes: list[tuple[str, ...]] = []  # keys of the enclosing classes
+        self._scopes: list[tuple[str, set[str]]] = []  # (key prefix, local names) of the enclosing functions
+        self._scope_count = 0
+        self._class_body = False  # directly in a class body (its names are attributes)
+        self._memo: dict[int, frozenset[str]] = {}  # id(expression) -> its keys, in the current scope
+        self._lambda_parameters: dict[int, list[str]] = {}  # id(lambda) -> keys of its parameters
+        self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
+        self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
+        self._handed: list[tuple[str, frozenset[str]]] = []  # a function handed to a call, by name
+
+    # -- keys -----------------------------------------------------------------------------
+    def _key(self, name: str) -> str:
+        """A name's node in the flow graph: a function's local is its own node (``3@x``)."""
+        for prefix, local in reversed(self._scopes):
+            if name in local:
+                return prefix + name
+        return MODULE_SCOPE + name
+
+    def _target_keys(self, target: ast.AST) -> list[str]:
+        """The keys an assignment target binds or writes: ``a, (b, c)`` -> the names' keys;
+        ``self.x`` -> ``x``; ``d[k]`` and ``*rest`` -> their base's key."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return [key for element in target.elts for key in self._target_keys(element)]
+        if isinstance(target, (ast.Subscript, ast.Starred)):
+            return self._target_keys(target.value)
+        if isinstance(target, ast.Name):
+            if self._class_body:
+                return [self._key(target.id), target.id]  # a class attribute: read as ``self.name``
+            return [self._key(target.id)]
+        if isinstance(target, ast.Attribute):
+            return [target.attr]
+        return []
+
+    def keys_in(self, node: ast.AST | None) -> frozenset[str]:
+        """The flow-graph keys of an expression: its names (scoped), attribute names,
+        ``.method`` for each method called, keyword names and identifier-like strings
+        (``group["params"]``, ``getattr(self, "h0")``).
+
+        Computed bottom-up once per node (the walk asks again for sub-expressions); the
+        memo is dropped when the scope changes, since names resolve per scope.
+        """
+        if node is None:
+            return frozenset()
+        memo = self._memo
+        found = memo.get(id(node))
+        if found is not None:
+            return found
+        stack: list[tuple[ast.AST, bool]] = [(node, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if id(current) in memo:
+                continue
+            if not expanded:
+                stack.append((current, True))
+                stack.extend((child, False) for child in ast.iter_child_nodes(current) if id(child) not in memo)
+                continue
+            own = self._own_keys(current)
+            if isinstance(current, ast.Attribute) and current.attr not in _PASSING_ATTRIBUTES:
+                children = []  # ``a.name`` is not made from ``a`` (as ``a.T`` or ``a.data`` are)
+            else:
+                children = [memo[id(child)] for child in ast.iter_child_nodes(current)]
+                if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+                    children.append(memo[id(current.func.value)])  # a method's result is made from its receiver
+            if not children:
+                result = frozenset(own) if own else _EMPTY
+            elif len(children) == 1 and not own:
+                result = children[0]
+            else:
+                result = frozenset().union(*children, own)
+            memo[id(current)] = result
+        return memo[id(node)]
+
+    def _own_keys(self, node: ast.AST) -> tuple[str, ...]:
+        if isinstance(node, ast.Name):
+            return (self._key(node.id),)
+        if isinstance(node, ast.Attribute):
+            return (node.attr, f"nn.{node.attr}") if _under_nn(node.value) else (node.attr,)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                return ("." + node.func.attr, CALLED + node.func.attr)
+            if isinstance(node.func, ast.Name):
+                return (CALLED + self._key(node.func.id),)
+            return ()
+        if isinstance(node, ast.keyword):
+            # ``requires_grad=True`` makes a leaf; other keywords say nothing a value does not.
+            return (REQUIRES_GRAD,) if node.arg == "requires_grad" and isinstance(node.value, ast.Constant) and node.value.value is True else ()
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            return (node.value,)
+        return ()
+
+    def _enter(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        self._scope_count += 1
+        self._scopes.append((f"{self._scope_count}@", _local_names(node)))
+        self._memo.clear()
+
+    def _leave(self) -> None:
+        self._scopes.pop()
+        self._memo.clear()
+
+    # -- graph and events ---------------------------------------------------------------
+    def _flow(self, target: str, sources: Iterable[str]) -> None:
+        self.facts.flows.setdefault(target, set()).update(sources)
+
+    def _flow_names(self, target: ast.AST, sources: Iterable[str]) -> None:
+        """Into every key a target binds or writes."""
+        for key in self._target_keys(target):
+            self._flow(key, sources)
+
+    def _event(self, events: list[Event], keys: frozenset[str]) -> None:
+        events.append(Event(keys, self._grad_off > 0))
+
+    def _write(self, receiver: ast.AST) -> None:
+        name = final_name(receiver)
+        if name is not None:
+            self.facts.written.add(name)
+        self._event(self.facts.writes, self.keys_in(receiver))
+
+    # -- scopes ---------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.facts.identifiers.add(node.name)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.visit(node.args)
+        # Its returns are what calling it gives: ``()f`` (``f()``, ``obj.f()``); a property's
+        # are what reading it gives too (``obj.f``).
+        callers: tuple[str, ...] = (CALLED + node.name, CALLED + self._key(node.name))
+        if any("property" in (final_name(decorator) or "") for decorator in node.decorator_list):
+            callers += (node.name,)
+        if node.returns is not None:
+            self.visit(node.returns)
+            for key in callers:
+                self._flow(key, self.keys_in(node.returns))
+        self._enter(node)
+        parameters = self._parameter_keys(node.args)
+        self._parameters.setdefault(node.name, []).extend(parameters)
+        if self._classes and parameters and not any(final_name(d) == "staticmethod" for d in node.decorator_list):
+            self._flow(parameters[0], self._classes[-1])  # ``self`` / ``cls``: an instance of the class
+        if node.name in ("forward", "__call__") and self._classes:
+            for key in self._classes[-1]:
+                self._flow(key, {node.name})  # calling an instance runs forward()
+        decorated_off = any(not _GRAD_OFF_WORDS.isdisjoint(map(bare, self.keys_in(decorator))) for decorator in node.decorator_list)
+        grad_off = self._grad_off
+        self._grad_off = 1 if decorated_off else 0
+        self._function.append(callers)
+        outer_body, self._class_body = self._class_body, False
+        for statement in node.body:
+            self.visit(statement)
+        self._class_body = outer_body
+        self._function.pop()
+        self._leave()
+        self._grad_off = grad_off
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _parameter_keys(self, arguments: ast.arguments) -> list[str]:
+        keys = []
+        for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg]:
+            if argument is not None:
+                key = self._key(argument.arg)
+                keys.append(key)
+                self.facts.identifiers.add(argument.arg)
+                if argument.annotation is not None:
+                    self._flow(key, self.keys_in(argument.annotation))
+        return keys
+
+    def visit_arguments(self, node: ast.arguments) -> None:
+        for default in [*node.defaults, *node.kw_defaults]:
+            if default is not None:
+                self.visit(default)
+        for argument in [*node.posonlyargs, *node.args, node.vararg, *node.kwonlyargs, node.kwarg]:
+            if argument is not None and argument.annotation is not None:
+                self.visit(argument.annotation)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+        self._enter(node)
+        self._lambda_parameters[id(node)] = self._parameter_keys(node.args)
+        grad_off = self._grad_off
+        self._grad_off = 0
+        self.visit(node.body)
+        self._grad_off = grad_off
+        self._leave()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.facts.identifiers.add(node.name)
+        keys = (node.name, self._key(node.name))  # ``mod.Net`` and ``Net``
+        for expr in [*node.bases, *(keyword.value for keyword in node.keywords), *node.decorator_list]:
+            self.visit(expr)
+            for key in keys:
+                self._flow(key, self.keys_in(expr))
+        grad_off = self._grad_off
+        self._grad_off = 0
+        self._classes.append(keys)
+        outer_body, self._class_body = self._class_body, True
+        for statement in node.body:
+            self.visit(statement)
+        self._class_body = outer_body
+        self._classes.pop()
+        self._grad_off = grad_off
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.visit(item.optional_vars)
+                self._flow_names(item.optional_vars, self.keys_in(item.context_expr))
+        outer = self._grad_off
+        switches = {bare(key) for item in node.items for key in self.keys_in(item.context_expr)}
+        if not switches.isdisjoint(_GRAD_ON_WORDS):
+            self._grad_off = 0  # ``enable_grad()`` / ``set_grad_enabled(...)``: it may be on again
+        elif not switches.isdisjoint(_GRAD_OFF_WORDS):
+            self._grad_off += 1
+        for statement in node.body:
+            self.visit(statement)
+        self._grad_off = outer
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    # -- loops and comprehensions -----------------------------------------------------------
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        self.visit(node.target)
+        self._flow_names(node.target, self.keys_in(node.iter))
+        for statement in [*node.body, *node.orelse]:
+            self.visit(statement)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.generic_visit(node)
+        self._flow_names(node.target, self.keys_in(node.iter))
+
+    # -- names --------------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        self.facts.identifiers.add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.facts.identifiers.add(node.attr)
+        if node.attr == "data" and isinstance(node.ctx, ast.Load):
+            self._event(self.facts.snapshots, self.keys_in(node.value))  # ``w.data`` shares ``w``'s storage
+        self.generic_visit(node)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg is not None:
+            self.facts.identifiers.add(node.arg)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._imported(alias, alias.name.split("."))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        package = (node.module or "").split(".")
+        for alias in node.names:
+            self._imported(alias, [*package, alias.name, *((f"nn.{alias.name}",) if "nn" in package else ())])
+
+    def _imported(self, alias: ast.alias, sources: list[str]) -> None:
+        bound = alias.asname or alias.name.split(".", 1)[0]
+        self.facts.identifiers.update((bound, alias.name.rsplit(".", 1)[-1]))
+        self._flow(self._key(bound), sources)
+        self._aliases.setdefault(bound, set()).update(alias.name.split("."))
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None and self._function:
+            for key in self._function[-1]:
+                self._flow(key, self.keys_in(node.value))
+        self.generic_visit(node)
+
+    def _yielded(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if node.value is not None and self._function:
+            for key in self._function[-1]:
+                self._flow(key, self.keys_in(node.value))
+        self.generic_visit(node)
+
+    visit_Yield = visit_YieldFrom = _yielded  # type: ignore[assignment]
+
+    # -- calls ----------------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        callee = final_name(node.func)
+        arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+        argument_keys = frozenset().union(*(self.keys_in(argument) for argument in arguments))
+        if callee is not None:
+            self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
+            self._call_sites.append((callee, argument_keys))
+            self._callbacks(callee, node, arguments, argument_keys)
+            if isinstance(node.func, ast.Attribute):
+                self._method_call(callee, node, argument_keys)
+            elif callee == "clone":
+                self._event(self.facts.clones, argument_keys)  # ``torch.clone`` imported by name
+            elif callee in _SNAPSHOT_FUNCTIONS:
+                self._event(self.facts.snapshots, argument_keys)  # ``from copy import copy``
+            if callee == "isinstance" and len(node.args) == 2:
+                self._flow_names(node.args[0], self.keys_in(node.args[1]))
+            if callee in _BY_STRING:
+                for argument in arguments:
+                    if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and argument.value.isidentifier():
+                        self.facts.identifiers.add(argument.value)
+                        self._flow(argument.value, argument_keys | {callee})
+        self.generic_visit(node)
+
+    def _method_call(self, method: str, node: ast.Call, argument_keys: frozenset[str]) -> None:
+        assert isinstance(node.func, ast.Attribute)
+        receiver = node.func.value
+        receiver_name = final_name(receiver)
+        if receiver_name is not None:
+            self.facts.chained.add((method, receiver_name))
+        if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
+            self._write(receiver)
+        if method in _ADDERS:
+            self._flow_names(receiver, argument_keys)
+        if method in _ACCUMULATING:
+            self._event(self.facts.accumulations, argument_keys)
+        if method == "clone":
+            self._event(self.facts.clones, self.keys_in(receiver) | argument_keys)
+        if method in _SNAPSHOT_METHODS:
+            self._event(self.facts.snapshots, self.keys_in(receiver))
+        elif method in _SNAPSHOT_FUNCTIONS:
+            self._event(self.facts.snapshots, argument_keys)  # ``copy.copy(model)``
+
+    def _callbacks(self, callee: str, node: ast.Call, arguments: list[ast.AST], argument_keys: frozenset[str]) -> None:
+        """A function or lambda handed to a call (a hook, ``map``, ``apply``) is called with
+        values from the call: its parameters may hold anything the call involves."""
+        context = argument_keys | self.keys_in(node.func) | {f"{HANDED_TO}{callee}"}
+        for argument in arguments:
+            if isinstance(argument, ast.Lambda):
+                self._lambda_context.append((argument, context))
+            elif isinstance(argument, (ast.Name, ast.Attribute)):
+                name = final_name(argument)
+                if name is not None:
+                    self._handed.append((name, context))
+
+    # -- assignments and writes --------------------------------------------------------------------
+    def _assigned(self, targets: list[ast.AST], value: ast.AST | None) -> None:
+        value_keys = self.keys_in(value)
+        for target in targets:
+            self._stores(target, value_keys)
+            self._flow_names(target, value_keys)
+        if value is None:
+            return
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            names = [name for target in targets for name in _target_names(target)]
+            self.facts.reference_targets.update(names)
+            if any(naming.is_model_copy_name(name) for name in names):
+                self._event(self.facts.snapshots, value_keys)  # ``best_model = model``: a module kept by reference
+        if _is_simple_alias(value):
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    self._aliases.setdefault(target.id, set()).update(map(bare, value_keys))
+        if isinstance(value, ast.Lambda):
+            for target in targets:
+                name = final_name(target)
+                if name is not None:
+                    self._lambda_names.append((name, value))
+        bound = {key for target in targets for key in self._target_keys(target)}
+        if not bound.isdisjoint(value_keys):  # ``total = total + loss``, ``outs = torch.cat([outs, out])``
+            self._event(self.facts.accumulations, value_keys)
+
+    def _stores(self, target: ast.AST, value_keys: frozenset[str]) -> None:
+        """Record what a store target writes: subscripts (in place), attributes (a field)."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._stores(element, value_keys)
+            return
+        if isinstance(target, ast.Starred):
+            self._stores(target.value, value_keys)
+            return
+        if isinstance(target, ast.Subscript):
+            self._write(target.value)
+            self._event(self.facts.accumulations, value_keys)  # ``history[k] = out``
+        base = target
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Attribute):
+            self.facts.stored_attributes.add(base.attr)
+            if base.attr in _FLAG_FIELDS:  # ``x.requires_grad = True`` changes what ``x`` is
+                self._flow_names(base.value, {REQUIRES_GRAD if base.attr == "requires_grad" else base.attr})
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._assigned(node.targets, node.value)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._assigned([node.target], node.value)
+        self._flow_names(node.target, self.keys_in(node.annotation))
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._flow(self._key(node.target.id), self.keys_in(node.value))
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        value_keys = self.keys_in(node.value)
+        self._write(node.target)
+        self._flow_names(node.target, value_keys)
+        base = node.target
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Attribute):
+            self.facts.stored_attributes.add(base.attr)
+        self._event(self.facts.accumulations, value_keys)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        operands = [node.left, *node.comparators]
+        for left, operator, right in zip(operands, node.ops, operands[1:]):
+            if isinstance(operator, (ast.Is, ast.IsNot)) and not isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
+                self.facts.compares_identity = True  # ``a is b``; ``x is None`` compares with a constant
+        self.generic_visit(node)
+
+    # -- after the walk ---------------------------------------------------------------------------------
+    def finish(self) -> ScreenFacts:
+        facts = self.facts
+        for callee, with_data in self._raw_calls:
+            resolved = _resolve(callee, self._aliases)
+            facts.called |= resolved
+            if with_data:
+                facts.called_with_data |= resolved
+        # Call sites into parameters (of every function of that name: methods are found
+        # by name), callbacks into the parameters of the function or lambda handed over.
+        for name, value in self._lambda_names:
+            self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
+        for callee, argument_keys in self._call_sites:
+            for function in _resolve(callee, self._aliases):
+                for parameter in self._parameters.get(function, ()):
+                    self._flow(parameter, argument_keys | {callee})
+        for name, context in self._handed:
+            for parameter in self._parameters.get(name, ()):
+                self._flow(parameter, context)
+        for value, context in self._lambda_context:
+            for parameter in self._lambda_parameters.get(id(value), ()):
+                self._flow(parameter, context)
+        self._calls_through_aliases()
+        return facts
+
+    def _calls_through_aliases(self) -> None:
+        """Calling ``g`` gives what calling anything ``g`` may be gives: ``g = f; g()`` is
+        ``f()`` (``()g <- ()f``), followed as far as the flows go."""
+        flows = self.facts.flows
+        pending = [key for key in _called_keys(self.facts) if key[len(CALLED) :] in flows]
+        seen = set(pending)
+        while pending:
+            called = pending.pop()
+            for source in flows.get(called[len(CALLED) :], ()):
+                if source.startswith(CALLED):
+                    continue
+                result = CALLED + source
+                self._flow(called, (result,))
+                if result not in seen and source in flows:
+                    seen.add(result)
+                    pending.append(result)
+
+
+def _called_keys(facts: ScreenFacts) -> set[str]:
+    """Every ``()K`` key the flows and events mention."""
+    found = {key for key in facts.flows if key.startswith(CALLED)}
+    for sources in facts.flows.values():
+        found.update(key for key in sources if key.startswith(CALLED))
+    for events in (facts.writes, facts.accumulations, facts.clones, facts.snapshots):
+        for event in events:
+            found.update(key for key in event.names if key.startswith(CALLED))
+    return found
+
+
+def _is_simple_alias(value: ast.AST) -> bool:
+    """``torch.tensor``, ``np.float32``, ``A if c else B``: a value that names a callable."""
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return True
+    if isinstance(value, ast.IfExp):
+        return _is_simple_alias(value.body) and _is_simple_alias(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return all(_is_simple_alias(operand) for operand in value.values)
+    return False
+
+
+_FLAG_FIELDS = frozenset({"requires_grad", "data", "grad"})
+# Attributes whose value is made from the object they are read from: tensor views and
+# aliases, a model output's loss and logits (see Evaluator._tensor_attribute).
+_PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | frozenset({"data", "grad", "loss", "logits"})
+CALLED = "()"  # key prefix: the result of calling what the rest of the key names (``()3@model``, ``()encoder``)
+MODULE_SCOPE = "0@"  # key prefix of module-level names (a function's locals get their own number)
+REQUIRES_GRAD = api.REQUIRES_GRAD_TRUE  # the key of ``requires_grad=True`` (a keyword or an attribute set)
+
+
+def _resolve(name: str, aliases: dict[str, set[str]], depth: int = 3) -> set[str]:
+    """``name`` and, through simple aliases (``T = torch.tensor``, ``import x as T``), what it may stand for."""
+    found = {name}
+    frontier = {name}
+    for _ in range(depth):
+        frontier = {target for current in frontier for target in aliases.get(current, ())} - found
+        if not frontier:
+            break
+        found |= frontier
+    return found
+
+
+def facts_of(tree: ast.Module, text: str) -> ScreenFacts:
+    """One walk over Python's ``ast`` of a file (``text`` is its source, for comments)."""
+    collector = _Collector()
+    collector.visit(tree)
+    facts = collector.finish()
+    facts.noqa = "noqa" in text.lower()
+    return facts

@@ -8,6 +8,10 @@ Format 2 added the autofix: each result's ``autofix`` (``{"status", "evidence"}`
 status one of ``runner.AUTOFIX_STATUSES``), each claim's ``autofix`` (with the
 autofixed program and its run) and the document's ``autofix_summary``. The
 renderers read format 1 documents too (their autofix shows as n/a).
+
+Format 3 added, per claim, ``errors`` (what failed, also beside a refutation, which
+now outranks an error in the verdict) and, per program run, ``unreached`` (the
+claim's marked lines that had not run when its check called ``observed()``).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from torchcopy_lint.runtime.runner import AUTOFIX_STATUSES, NOT_APPLICABLE, SKIPPED, VERDICTS, Cell, exit_status
 
-DOCUMENT_VERSION = 2
+DOCUMENT_VERSION = 3
 
 
 def build_document(environment: dict[str, Any], devices: Sequence[str], unavailable: dict[str, str], cells: Sequence[Cell], seconds: float) -> dict[str, Any]:

@@ -9,7 +9,9 @@ objects involved, so this is where aliases are made and where writes *through* t
   ``detach()`` inside ``Module.state_dict()`` is a snapshot too, named by its key;
   ``detach()`` of a clone made at the same line is TCL102;
 - ``clone()`` of a graph-attached tensor: TCL003 when an earlier clone from the same line of
-  the same running frame (a loop's earlier pass) is still alive and attached;
+  the same running frame (a loop's earlier pass) is still alive and attached, or when a clone
+  is still alive and attached after two later ``backward()`` calls (training iterations) that
+  did not free it; a clone autograd itself holds for backward does not count;
 - ``reshape``/``contiguous``/``to``/``cpu`` ...: whether the result is its input's memory;
   writes through results of both kinds at one line are TCL008;
 - ``torch.tensor(t)`` / ``x.new_tensor(t)`` on a tensor: TCL002;
@@ -198,8 +200,26 @@ class Calls:
                 )
                 tracker.clones.pop(site, None)
                 return
-        kept.append(Clone(weakref.ref(result), id(frame)))
+        kept.append(Clone(weakref.ref(result), id(frame), location, tracker.backwards))
         tracker.clones[site] = kept
+
+    def _kept_clones(self) -> None:
+        """After a backward(): clones still attached two iterations after they were made."""
+        tracker = self.tracker
+        for site, clones in list(tracker.clones.items()):
+            for clone in clones:
+                kept = clone.ref()
+                if kept is None or tracker.backwards - clone.backwards < 2 or kept.grad_fn is None or tracker.is_saved(kept):
+                    continue
+                tracker.clones.pop(site, None)
+                tracker.emit(
+                    "TCL003",
+                    clone.location,
+                    f"a clone made here is still alive and attached to the graph {tracker.backwards - clone.backwards} backward() "
+                    f"calls later (grad_fn {_grad_fn(kept)}, {graph_size(kept)} autograd node(s) reachable): it keeps them alive "
+                    "and passes gradients back to its source",
+                )
+                break
 
     def _maybe(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
         if not args or not isinstance(result, torch.Tensor) or not isinstance(args[0], torch.Tensor) or not caller_is_user():
@@ -228,6 +248,9 @@ class Calls:
         for tensor in first if isinstance(first, (list, tuple)) else [first]:
             if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
                 self.tracker.add_backwarded(tensor)
+        self.tracker.backwards += 1
+        if self.tracker.clones:
+            self._kept_clones()
 
     def _add(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
         tracker = self.tracker

@@ -116,12 +116,13 @@ class SanitizerVerdict:
         return {"status": self.status, "evidence": self.evidence}
 
 
-def programs_for(rules: Sequence[Any], device: str) -> list[dict[str, Any]]:
-    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``)."""
+def programs_for(rules: Sequence[Any], device: str, unobservable: bool = False) -> list[dict[str, Any]]:
+    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``); those of
+    the rules the sanitizer cannot observe only with ``unobservable``."""
     return [
         {"name": f"{pair.code}-{kind}-{pair.index}", "source": example.source, "device": device}
         for rule in rules
-        if rule.no_claim is None and rule.code not in NOT_OBSERVABLE
+        if rule.no_claim is None and (unobservable or rule.code not in NOT_OBSERVABLE)
         for pair in rule.pairs
         for kind, example in (("claim", pair.flagged), ("claim-fixed", pair.fixed))
     ]

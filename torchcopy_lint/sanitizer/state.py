@@ -73,6 +73,8 @@ class Clone:
 
     ref: weakref.ref[torch.Tensor]
     frame: int  # id() of the frame that made it: the same frame again is a loop's next pass
+    location: Location
+    backwards: int  # backward() calls seen before it was made
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Tracker:
     clones: dict[tuple[str, int], list[Clone]] = field(default_factory=dict)
     last_clone: tuple[weakref.ref[torch.Tensor], Location] | None = None
     backwarded: dict[int, weakref.ref[torch.Tensor]] = field(default_factory=dict)
+    backwards: int = 0  # backward() / autograd.grad() calls so far: training iterations
     saved: dict[int, weakref.WeakSet[Any]] = field(default_factory=dict)
     pending: list[Write] = field(default_factory=list)
     busy: bool = False  # inside the sanitizer's own bookkeeping: the modes pass everything through

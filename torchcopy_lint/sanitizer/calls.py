@@ -30,7 +30,7 @@ from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_METHODS, METADATA_INPL
 from torchcopy_lint.sanitizer.locations import Location, caller_is_user, frame_local, location_of, user_frame, user_location
 from torchcopy_lint.sanitizer.state import Clone, Tracker, describe, storage_key
 
-_DATA = torch._C.TensorBase.__dict__["data"]
+DATA = torch._C.TensorBase.__dict__["data"]
 # numpy() results are numpy arrays: writes to them never reach torch.
 _MAYBE = MAYBE_ALIAS_METHODS - {"numpy"}
 _ADDS = frozenset({"add", "add_", "__add__", "__radd__", "__iadd__"})
@@ -141,7 +141,7 @@ class Calls:
         return None
 
     def _getter(self, func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
-        if getattr(func, "__self__", None) is not _DATA or not args or not isinstance(result, torch.Tensor):
+        if getattr(func, "__self__", None) is not DATA or not args or not isinstance(result, torch.Tensor):
             return
         if not caller_is_user():
             return

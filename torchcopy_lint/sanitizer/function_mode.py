@@ -11,7 +11,7 @@ from typing import Any
 
 from torch.overrides import TorchFunctionMode
 
-from torchcopy_lint.sanitizer.calls import Calls, kind_of
+from torchcopy_lint.sanitizer.calls import DATA, Calls, kind_of
 from torchcopy_lint.sanitizer.legacy import real
 from torchcopy_lint.sanitizer.saved import flush
 from torchcopy_lint.sanitizer.state import Tracker
@@ -30,6 +30,8 @@ class SanitizerFunctionMode(TorchFunctionMode):
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         kind = kind_of(name)
+        if kind == "getter" and getattr(func, "__self__", None) is not DATA:
+            kind = None  # .grad, .shape, .requires_grad ...: only .data matters
         out = kwargs.get("out") if kwargs else None
         if kind is None and out is None:
             result = func(*args, **kwargs)

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_METHODS, METADATA_INPLACE_METHODS, is_inplace_method
-from torchcopy_lint.sanitizer.locations import Location, caller_is_user, frame_local, location_of, user_frame, user_location
+from torchcopy_lint.sanitizer.locations import caller_is_user, frame_local, location_of, user_frame, user_location
 from torchcopy_lint.sanitizer.state import Clone, Tracker, describe, storage_key
 
 DATA = torch._C.TensorBase.__dict__["data"]
@@ -265,6 +265,3 @@ class Calls:
                     f"attached to the graph: the total now keeps {graph_size(result)} autograd node(s) of every step alive",
                 )
                 return
-
-    def location(self) -> Location:
-        return user_location()

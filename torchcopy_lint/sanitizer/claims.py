@@ -11,6 +11,7 @@ where fork is unavailable) with the names ``verify`` provides (``device``, ``obs
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -72,7 +73,7 @@ def serve() -> int:
             return run_sanitized(program["source"], program["device"], program["name"], int(program.get("seed", 0)))
 
         try:
-            result = harness.fork_call(work, float(program.get("timeout", 120))) if harness.__dict__.get("os") and hasattr(harness.os, "fork") else work()
+            result = harness.fork_call(work, float(program.get("timeout", 120))) if hasattr(os, "fork") else work()
         except Exception as error:  # noqa: BLE001
             result = {"status": "error", "message": f"{type(error).__name__}: {error}", "hazards": []}
         result.setdefault("hazards", [])

@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         "auto (default): fork for the CPU on Linux, spawn otherwise",
     )
     parser.add_argument("--rules-dir", type=Path, default=None, metavar="DIR", help="read the claims from this catalogue directory instead of the built-in one")
+    parser.add_argument("--no-sanitizer", action="store_true", help="leave out the sanitizer column (each claim run again under the runtime sanitizer)")
     parser.add_argument("-v", "--verbose", action="store_true", help="report each program on stderr as it finishes")
     return parser
 
@@ -122,7 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         unavailable: dict[str, str] = {}
         environment["threads_per_program"] = args.threads
         cells = verify(rules, devices, unavailable, executor=executor, timeout=args.timeout or DEFAULT_TIMEOUT, progress=progress)
+    if not args.no_sanitizer:
+        from torchcopy_lint.sanitizer.claims import sanitizer_column
+
+        ran = [device for device in devices if device not in unavailable]
+        sanitizer = {device: sanitizer_column(rules, device) for device in ran}
     document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start)
+    if not args.no_sanitizer:
+        document["sanitizer"] = sanitizer
     sys.stdout.write(RENDERERS[args.format](document))
     sys.stdout.flush()
     return int(document["exit_status"])

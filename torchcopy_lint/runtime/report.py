@@ -76,6 +76,23 @@ def _autofix_label(document: dict[str, Any], code: str) -> str:
     return "; ".join(f"{status} on {', '.join(d for d, s in statuses.items() if s == status)}" for status in distinct)
 
 
+def _sanitizer_label(document: dict[str, Any], code: str) -> str:
+    """The sanitizer column (``document["sanitizer"]``, from ``sanitizer.claims.sanitizer_column``):
+    one word when every device agrees, else per device; empty for documents without it."""
+    columns = document.get("sanitizer")
+    if not columns:
+        return ""
+    statuses = {device: column.get(code, {}).get("status", "n/a") for device, column in columns.items()}
+    distinct = list(dict.fromkeys(statuses.values()))
+    if len(distinct) == 1:
+        return distinct[0]
+    return "; ".join(f"{status} on {', '.join(d for d, s in statuses.items() if s == status)}" for status in distinct)
+
+
+def _sanitizer_evidence(document: dict[str, Any], code: str) -> list[tuple[str, str, str]]:
+    return [(device, column[code]["status"], column[code]["evidence"]) for device, column in (document.get("sanitizer") or {}).items() if code in column]
+
+
 def _cuda_line(document: dict[str, Any]) -> str:
     """The plain statement that CUDA was not verified, when no CUDA device ran."""
     if document["cuda_verified"]:
@@ -135,16 +152,20 @@ def render_text(document: dict[str, Any]) -> str:
     fixes = {code: _autofix_label(document, code) for code, _name, _file in rules}
     name_width = max([len(name) for _code, name, _file in rules] + [4])
     widths = [max([len(device)] + [len(labels[(code, device)]) for code, _n, _f in rules]) for device in devices]
-    header = f"{'rule':<6}  {'name':<{name_width}}  " + "  ".join(f"{device:<{width}}" for device, width in zip(devices, widths)) + "  autofix"
-    out.append(header.rstrip())
+    sanitizer = "sanitizer" in document
+    fix_width = max([len(label) for label in fixes.values()] + [7])
+    header = f"{'rule':<6}  {'name':<{name_width}}  " + "  ".join(f"{device:<{width}}" for device, width in zip(devices, widths)) + f"  {'autofix':<{fix_width}}"
+    out.append((header + ("  sanitizer" if sanitizer else "")).rstrip())
     for code, name, _file in rules:
         row = f"{code:<6}  {name:<{name_width}}  " + "  ".join(f"{labels[(code, device)]:<{width}}" for device, width in zip(devices, widths))
-        out.append(f"{row}  {fixes[code]}".rstrip())
+        out.append(f"{row}  {fixes[code]:<{fix_width}}  {_sanitizer_label(document, code)}".rstrip())
     out.append("")
     for code, _name, _file in rules:
         for device in devices:
             result = _cell(document, code, device)
             out.append(f"{code} on {device}: {result['verdict']}: {result['evidence']}")
+        for device, status, evidence in _sanitizer_evidence(document, code):
+            out.append(f"{code} sanitizer on {device}: {status}: {evidence}")
     out.append("")
     out.append(f"{_summary_line(document)} ({document['seconds']:.1f} s)")
     cuda = _cuda_line(document)
@@ -201,16 +222,27 @@ def render_markdown(document: dict[str, Any]) -> str:
     cuda = _cuda_line(document)
     if cuda:
         out += ["", f"> **{_md(cuda.split(':', 1)[0])}:**{_md(cuda.split(':', 1)[1])}"]
-    out += ["", "## Results", "", "| Rule | " + " | ".join(_md(device) for device in devices) + " | Autofix |", "|---|" + "---|" * (len(devices) + 1)]
+    sanitizer = "sanitizer" in document
+    extra = " Sanitizer |" if sanitizer else ""
+    out += ["", "## Results", "", "| Rule | " + " | ".join(_md(device) for device in devices) + " | Autofix |" + extra, "|---|" + "---|" * (len(devices) + 1 + sanitizer)]
     rules = _rules(document)
     for code, name, file in rules:
         labels = [_md(_label(_cell(document, code, device))) for device in devices]
-        out.append(f"| [{code}](../rules/{file}) `{name}` | " + " | ".join(labels) + f" | {_md(_autofix_label(document, code))} |")
+        column = f" {_md(_sanitizer_label(document, code))} |" if sanitizer else ""
+        out.append(f"| [{code}](../rules/{file}) `{name}` | " + " | ".join(labels) + f" | {_md(_autofix_label(document, code))} |" + column)
+    if sanitizer:
+        out += [
+            "",
+            "The Sanitizer column runs each claim once more under the runtime sanitizer (docs/sanitizer.md): **flags** means",
+            "it reported the rule on the claim program and not on the fixed program; n/a names why it cannot see the rule.",
+        ]
     out += ["", _md(_summary_line(document)) + ".", "", "## Evidence", ""]
     for code, _name, _file in rules:
         for device in devices:
             result = _cell(document, code, device)
             out.append(f"- **{code} on {_md(device)}: {result['verdict']}.** {_md(result['evidence'])}")
+        for device, status, evidence in _sanitizer_evidence(document, code):
+            out.append(f"- **{code} sanitizer on {_md(device)}: {status}.** {_md(evidence)}")
     return "\n".join(out) + "\n"
 
 

@@ -129,3 +129,35 @@ def test_unknown_verdicts_are_rejected(tmp_path: Path) -> None:
 def test_the_cache_must_be_outside_the_repository() -> None:
     with pytest.raises(SystemExit, match="outside the repository"):
         precision.main(["--cache", str(REPO / "corpora"), "render"])
+
+
+def test_files_that_cannot_be_checked_are_counted_apart() -> None:
+    records = [
+        {"path": "a.py", "line": 1, "code": "TCL001", "message": "m"},
+        {"path": "bad.py", "line": 2, "code": None, "message": "cannot check: syntax error at line 2, column 1: x"},
+    ]
+    stderr = "bad.py: cannot check: syntax error at line 2, column 1: x\nold.py: cannot check: syntax error at line 1, column 1: y\n"
+    findings, errors = precision.split_output(records, stderr)
+    assert [f["path"] for f in findings] == ["a.py"]
+    assert errors == ["bad.py: cannot check: syntax error at line 2, column 1: x", "old.py: cannot check: syntax error at line 1, column 1: y"]
+    assert [precision.classify_error(line) for line in errors] == ["syntax", "syntax"]
+
+
+def test_user_level_findings_are_sampled_apart_from_the_libraries() -> None:
+    library = [{"code": "TCL006", "group": "library", "key": ("lib", "p.py", "TCL006", f"{i:04d}", 0)} for i in range(300)]
+    user = [{"code": "TCL006", "group": "user", "key": ("usr", "p.py", "TCL006", f"{i:04d}", 0)} for i in range(300)]
+    alone = precision.sample_findings(library)
+    both = precision.sample_findings(library + user)
+    assert [f for f in both if f["group"] == "library"] == alone  # adding user code keeps the libraries' sample
+    assert sum(1 for f in both if f["group"] == "user") == precision.SAMPLE_SIZES["user"]
+
+
+def test_render_shows_user_level_corpora_and_before_after(fake: dict) -> None:
+    record = dict(fake["record"], corpus="scripts", group="user", version="abcdef123456", source="github.com/o/scripts")
+    record["baseline"] = {"linter": "142c15f", "rules": record["rules"], "counts": {"TCL001": 1}, "cannot_check": 0, "seconds": 0.1}
+    (fake["cache"] / "results" / "scripts.json").write_text(json.dumps(record), encoding="utf-8")
+    output = fake["tmp"] / "precision.md"
+    assert precision.main(["--cache", str(fake["cache"]), "--classification", str(fake["tmp"] / "none.csv"), "render", "--output", str(output)]) == 0
+    text = output.read_text(encoding="utf-8")
+    assert "### User-level code" in text and "| Corpus | Commit |" in text
+    assert "| scripts | 1 → 3 | 1 → 3 | 0 → 1 |" in text  # TCL001 before → after, total, cannot check

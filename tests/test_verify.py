@@ -47,55 +47,45 @@ message: test
 # Every flagged program writes through `.data` on its marked line 3, so the static view agrees.
 PRELUDE = "import torch\nt = torch.zeros(2)\nt.data.zero_()  # TCL001\n"
 CLEAN = "import torch\nt = torch.zeros(2)\n"
+# The shared check of most scenarios: each scenario states its own hazard, which is
+# all a test of the verdict logic needs (the catalogue's checks observe torch instead).
+CHECK = "observed(hazard=hazard, evidence=evidence)\n"
+SAYS_FINE = 'hazard, evidence = False, "fine"\n'
 
-SCENARIOS: dict[str, tuple[str, str]] = {
+# name: (claim scenario, fixed scenario[, shared check])
+SCENARIOS: dict[str, tuple[str, ...]] = {
     "confirmed": (
-        PRELUDE + 'print("program output must not disturb the result line")\nobserved(hazard=True, evidence="hazard seen")\n',
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
+        PRELUDE + 'print("program output must not disturb the result line")\nhazard, evidence = True, "hazard seen"\n',
+        CLEAN + SAYS_FINE,
     ),
-    "flagged-sees-nothing": (
-        PRELUDE + 'observed(hazard=False, evidence="no hazard here")\n',
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
-    "fixed-has-hazard": (
-        PRELUDE + 'observed(hazard=True, evidence="hazard seen")\n',
-        CLEAN + 'observed(hazard=True, evidence="the fix misbehaves")\n',
-    ),
-    "exception": (
-        PRELUDE + 'raise ValueError("boom")\n',
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
-    "timeout": (
-        PRELUDE + "import time\ntime.sleep(600)\n",
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
-    "crash": (
-        PRELUDE + "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
-    "skip": (
-        PRELUDE + 'skip("needs two GPUs")\n',
-        CLEAN + 'skip("needs two GPUs")\n',
-    ),
-    "no-observed": (
-        PRELUDE,
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
+    "flagged-sees-nothing": (PRELUDE + 'hazard, evidence = False, "no hazard here"\n', CLEAN + SAYS_FINE),
+    "fixed-has-hazard": (PRELUDE + 'hazard, evidence = True, "hazard seen"\n', CLEAN + 'hazard, evidence = True, "the fix misbehaves"\n'),
+    "exception": (PRELUDE + 'raise ValueError("boom")\n', CLEAN + SAYS_FINE),
+    "timeout": (PRELUDE + "import time\ntime.sleep(600)\n", CLEAN + SAYS_FINE),
+    "crash": (PRELUDE + "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", CLEAN + SAYS_FINE),
+    "skip": (PRELUDE + 'skip("needs two GPUs")\n', CLEAN + 'skip("needs two GPUs")\n'),
+    "no-observed": (PRELUDE, CLEAN, "pass\n"),
+    # the check fails on the fixed program's names: an error, reported with the whole program's line
+    "check-raises": (PRELUDE + "value = 1\n", CLEAN + "value = 0\n", 'observed(hazard=1 / value > 0, evidence="divided")\n'),
+    # a scenario cannot pronounce its own verdict: only the check gets observed()
+    "scenario-calls-observed": (PRELUDE + 'hazard, evidence = True, "hazard seen"\n', CLEAN + 'observed(hazard=False, evidence="fine")\n'),
+    # the marked write never runs: the hazard seen does not come from it (line tracing)
+    "marked-line-not-run": (CLEAN + "if t.sum() > 0:\n    t.data.zero_()  # TCL001\n" + 'hazard, evidence = True, "hazard seen"\n', CLEAN + SAYS_FINE),
     # The flagged half leaks global state; the fixed half (run next, on the same
     # worker with --jobs 1) must not see it, and must see the same seeded numbers.
     "isolation": (
         PRELUDE
         + "import random\ntorch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n"
         + "torch.manual_seed(999)\nrandom.seed(999)\ntorch.nn.Module.leaked = True\n"
-        + 'observed(hazard=True, evidence=f"set float64; rand {torch.rand(1).item()}")\n',
+        + 'hazard, evidence = True, f"set float64; rand {torch.rand(1).item()}"\n',
         CLEAN
         + "import random\nexpected = torch.rand(1, generator=torch.Generator().manual_seed(0)).item()\nfirst = torch.rand(1).item()\n"
         + 'leaks = [torch.get_default_dtype() != torch.float32, not torch.is_grad_enabled(), hasattr(torch.nn.Module, "leaked"), first != expected]\n'
-        + 'observed(hazard=any(leaks), evidence=f"dtype {torch.get_default_dtype()}, grad {torch.is_grad_enabled()}, rand {first} (seed 0: {expected}), random {random.random()}")\n',
+        + 'hazard, evidence = any(leaks), f"dtype {torch.get_default_dtype()}, grad {torch.is_grad_enabled()}, rand {first} (seed 0: {expected}), random {random.random()}"\n',
     ),
     "static-mismatch": (
-        "import torch\nt = torch.zeros(2)  # TCL001\nt.data.zero_()\nobserved(hazard=True, evidence=\"hazard seen\")\n",
-        CLEAN + "t.data.add_(1)\nobserved(hazard=False, evidence=\"fine\")\n",
+        "import torch\nt = torch.zeros(2)  # TCL001\nt.data.zero_()\nhazard, evidence = True, \"hazard seen\"\n",
+        CLEAN + "t.data.add_(1)\n" + SAYS_FINE,
     ),
 }
 EXPECTED = {
@@ -107,41 +97,42 @@ EXPECTED = {
     "crash": "error",
     "skip": "skipped",
     "no-observed": "error",
+    "check-raises": "error",
+    "scenario-calls-observed": "error",
+    "marked-line-not-run": "refuted",
     "isolation": "confirmed",
     "static-mismatch": "refuted",
 }
 
 
 # Claims for a rule whose front matter offers an autofix (TCL001's own: `with torch.no_grad():`
-# around the write, without `.data`; a rebinding becomes `copy_`, an unsafe fix). The hazard they
-# observe: a write through `.data` does not bump the version counter, the autofixed write does.
+# around the write, without `.data`; a rebinding becomes `copy_`, an unsafe fix). The hazard their
+# shared check observes: a write through `.data` does not bump the version counter, the autofixed
+# (and the fixed) write does.
 UNTRACKED = 'observed(hazard=t._version == 0, evidence=f"version {t._version} after the write")\n'
-AUTOFIX_SCENARIOS: dict[str, tuple[str, str]] = {
-    "autofix-proven": (PRELUDE + UNTRACKED, CLEAN + 'observed(hazard=False, evidence="fine")\n'),
-    "autofix-keeps-hazard": (PRELUDE + 'observed(hazard=True, evidence="hazard seen")\n', CLEAN + 'observed(hazard=False, evidence="fine")\n'),
+TRACKED = CLEAN + "with torch.no_grad():\n    t.zero_()\n"
+AUTOFIX_SCENARIOS: dict[str, tuple[str, ...]] = {
+    "autofix-proven": (PRELUDE, TRACKED, UNTRACKED),
+    "autofix-keeps-hazard": (PRELUDE + 'hazard, evidence = True, "hazard seen"\n', CLEAN + SAYS_FINE),
     # a one-line compound statement: flagged, but TCL001 offers no fix there
-    "autofix-untouched": (
-        CLEAN + "if True: t.data.zero_()  # TCL001\n" + UNTRACKED,
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
+    "autofix-untouched": (CLEAN + "if True: t.data.zero_()  # TCL001\n", TRACKED, UNTRACKED),
     # one write fixed, one not: the autofixed program still has a finding (at line 5, after the new `with` line)
-    "autofix-still-flagged": (
-        PRELUDE + "if False: t.data.zero_()  # TCL001\n" + UNTRACKED,
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
+    "autofix-still-flagged": (PRELUDE + "if False: t.data.zero_()  # TCL001\n", TRACKED, UNTRACKED),
     # `t.data = v` -> `t.copy_(v)` is an unsafe fix (where v keeps t's layout): applied only for
     # a rule with `fix: unsafe`
-    "autofix-rebinding": (
-        CLEAN + "t.data = t.data * 0 + 1  # TCL001\n" + UNTRACKED,
-        CLEAN + 'observed(hazard=False, evidence="fine")\n',
-    ),
+    "autofix-rebinding": (CLEAN + "t.data = t.data * 0 + 1  # TCL001\n", TRACKED, UNTRACKED),
+    # the claim observes no hazard and its autofix does not apply: the refutation is reported, the error beside it
+    "autofix-untouched-refuted": (CLEAN + "if True: t.data.zero_()  # TCL001\nt.add_(1)\n", TRACKED, UNTRACKED),
 }
 SCENARIOS.update(AUTOFIX_SCENARIOS)
 
 
 def write_catalogue(directory: Path, names: list[str], fix: str = "none") -> Path:
     """A catalogue with one TCL001 rule file holding the named scenarios as claim pairs, in order."""
-    blocks = [f"```python claim\n{SCENARIOS[name][0]}```\n\n```python claim-fixed\n{SCENARIOS[name][1]}```\n" for name in names]
+    blocks = []
+    for name in names:
+        claim, fixed, check = (*SCENARIOS[name], CHECK)[:3]
+        blocks.append(f"```python claim\n{claim}```\n\n```python claim-fixed\n{fixed}```\n\n```python claim-check\n{check}```\n")
     directory.mkdir(parents=True, exist_ok=True)
     header = HEADER.replace("message: test\n", f"message: test\nfix: {fix}\n")
     (directory / "TCL001-data-mutation.md").write_text(header + "\n".join(blocks), encoding="utf-8")
@@ -191,10 +182,11 @@ def test_every_rule_is_confirmed_on_cpu(cpu_run: tuple[int, dict, str]) -> None:
     text = render_text(document)
     for rule, spec in load_catalogue().items():
         if not spec.has_claim:  # `claim: none (why)`: nothing to run
-            assert verdicts[rule] == "n/a" and re.search(rf"^{rule}\s+\S+\s+n/a\s+n/a$", text, re.M), text
+            assert verdicts[rule] == "n/a" and re.search(rf"^{rule}\s+\S+\s+n/a\s+n/a\s+n/a$", text, re.M), text
             continue
         autofix = "n/a" if spec.fix == "none" else "proven"
-        assert re.search(rf"^{rule}\s+\S+\s+confirmed\s+{re.escape(autofix)}$", text, re.M), text
+        # the last column: the sanitizer flags the claim (or says why it cannot see the rule)
+        assert re.search(rf"^{rule}\s+\S+\s+confirmed\s+{re.escape(autofix)}\s+(flags|n/a)$", text, re.M), text
 
 
 @needs_torch
@@ -243,7 +235,7 @@ def test_tcl001_autofix_is_proven_on_cpu(cpu_run: tuple[int, dict, str]) -> None
     (claim,) = cell["claims"]
     source = claim["autofix"]["source"]
     assert "with torch.no_grad():\n    w.mul_(3)  # TCL001\n" in source and ".data" not in source
-    assert "autograd raised" in claim["autofix"]["run"]["evidence"]
+    assert "backward raised" in claim["autofix"]["run"]["evidence"]
     assert "--fix made 1 change(s) to the claim, which then lints clean" in cell["autofix"]["evidence"]
 
 
@@ -266,7 +258,10 @@ def test_json_document_structure(cpu_run: tuple[int, dict, str]) -> None:
         for claim in cell["claims"]:
             assert set(claim["autofix"]) == {"status", "evidence", "fix", "applied", "remaining_lines", "source", "run"}
         for run in (run for claim in cell["claims"] for run in claim["runs"]):
-            assert set(run) == {"kind", "status", "hazard", "evidence", "message", "seconds"}
+            assert set(run) == {"kind", "status", "hazard", "evidence", "message", "seconds", "unreached"}
+            assert run["unreached"] == []
+        for claim in cell["claims"]:
+            assert claim["errors"] == []
 
 
 @needs_torch
@@ -322,6 +317,11 @@ def test_verdict_per_scenario_in_fork_mode(tmp_path: Path) -> None:
     assert "signal 9" in evidence["crash"]
     assert evidence["skip"] == "needs two GPUs"
     assert "without calling observed" in evidence["no-observed"]
+    assert evidence["check-raises"] == "fixed: ZeroDivisionError: division by zero (program line 4)"  # the fixed program: 3 lines, then the check
+    assert "fixed: NameError: name 'observed' is not defined (program line 3)" in evidence["scenario-calls-observed"]
+    assert evidence["marked-line-not-run"] == "marked line(s) [4] had not run when the claim observed the hazard"
+    assert pairs["marked-line-not-run"].runs[0].unreached == (4,)
+    assert pairs["confirmed"].runs[0].unreached == ()
     assert "static: rule fires at claim line(s) [3] but the markers are at [2]" in evidence["static-mismatch"]
     assert "rule fires on the fixed program at line(s) [3]" in evidence["static-mismatch"]
     assert "dtype torch.float32, grad True" in evidence["isolation"], evidence["isolation"]
@@ -353,7 +353,7 @@ def test_refuted_claim_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
     write_catalogue(tmp_path / "rules", ["flagged-sees-nothing", "autofix-keeps-hazard"], fix="safe")
     code, out, err = verify_here(capsys, "--rules-dir", str(tmp_path / "rules"), "--device", "cpu", "--jobs", "1")
     assert code == 1, out + err
-    assert re.search(r"^TCL001\s+data-mutation\s+refuted\s+refuted$", out, re.M), out
+    assert re.search(r"^TCL001\s+data-mutation\s+refuted\s+refuted\s+missed$", out, re.M), out
     assert "TCL001 on cpu: refuted: claim 1 refuted: claim observed no hazard: no hazard here || " in out
     assert "claim 2 refuted: autofix: autofix does not remove the hazard: hazard seen" in out
     assert "autofix: 1 refuted" in out
@@ -368,7 +368,7 @@ def test_autofix_scenarios(tmp_path: Path) -> None:
         environment = pool.probe()
         for label, fix, names in (
             ("safe", "safe", ["autofix-proven"]),
-            ("broken", "safe", ["autofix-untouched", "autofix-still-flagged", "autofix-rebinding"]),
+            ("broken", "safe", ["autofix-untouched", "autofix-still-flagged", "autofix-rebinding", "autofix-untouched-refuted"]),
             ("unsafe", "unsafe", ["autofix-rebinding"]),
         ):
             write_catalogue(tmp_path / label, names, fix=fix)
@@ -379,19 +379,25 @@ def test_autofix_scenarios(tmp_path: Path) -> None:
 
     code, cell, pairs = results["safe"]
     assert (code, cell.verdict, cell.autofix.status) == (0, "confirmed", "proven"), cell.evidence
-    assert "claim: version 0 after the write | fixed: fine | static: " in cell.evidence
+    assert "claim: version 0 after the write | fixed: version 1 after the write | static: " in cell.evidence
     assert cell.evidence.endswith("| autofix: version 1 after the write; --fix made 1 change(s) to the claim, which then lints clean")
     autofix = pairs["autofix-proven"].autofix
-    assert autofix.view is not None and autofix.view.source == "import torch\nt = torch.zeros(2)\nwith torch.no_grad():\n    t.zero_()  # TCL001\n" + UNTRACKED
+    assert autofix.view is not None and autofix.view.source == "import torch\nt = torch.zeros(2)\nwith torch.no_grad():\n    t.zero_()  # TCL001\n"
+    assert autofix.view.marked == (4,) and autofix.run is not None and autofix.run.unreached == ()
     assert autofix.run is not None and (autofix.run.kind, autofix.run.hazard) == ("claim-autofixed", False)
 
     code, cell, pairs = results["broken"]
-    assert code == 2 and cell.verdict == "error" and cell.autofix.status == "error"
+    # a refutation outranks the errors in the verdicts; the errors still make the exit status 2
+    assert code == 2 and cell.verdict == "refuted" and cell.autofix.status == "refuted" and cell.has_error
     assert {name: (pair.verdict, pair.autofix.status) for name, pair in pairs.items()} == {
         "autofix-untouched": ("error", "error"),
         "autofix-still-flagged": ("refuted", "refuted"),
         "autofix-rebinding": ("error", "error"),  # its fix is unsafe, the rule's is safe
+        "autofix-untouched-refuted": ("refuted", "error"),
     }
+    both = pairs["autofix-untouched-refuted"]
+    assert both.evidence == "claim observed no hazard: version 1 after the write; autofix: the autofix does not apply to the claim"
+    assert both.errors == ("autofix: the autofix does not apply to the claim",)
     assert pairs["autofix-untouched"].evidence == "autofix: the autofix does not apply to the claim"
     assert pairs["autofix-untouched"].autofix.run is None  # nothing to run
     assert pairs["autofix-still-flagged"].evidence == "autofix: the rule still fires on the autofixed claim (--fix) at line(s) [5]"
@@ -406,9 +412,10 @@ def test_autofix_scenarios(tmp_path: Path) -> None:
     cells = [results["safe"][1], results["broken"][1]]
     mps = runner.Cell("TCL001", "data-mutation", "TCL001-data-mutation.md", "mps", "skipped", "mps not available", autofix=unavailable.autofix)
     document = build_document(environment, ["cpu", "mps"], {"mps": "mps not available"}, [cells[1], mps], 1.0)
-    assert "TCL001  data-mutation  error  skipped (mps not available)  error on cpu; skipped on mps" in render_text(document)
-    assert "| error on cpu; skipped on mps |" in render_markdown(document)
-    assert json.loads(render_json(document))["results"][0]["autofix"]["status"] == "error"
+    assert "TCL001  data-mutation  refuted  skipped (mps not available)  refuted on cpu; skipped on mps" in render_text(document)
+    assert "| refuted on cpu; skipped on mps |" in render_markdown(document)
+    assert json.loads(render_json(document))["results"][0]["autofix"]["status"] == "refuted"
+    assert document["exit_status"] == 2
     document = build_document(environment, ["cpu"], {}, [cells[0]], 1.0)
     assert "| Rule | cpu | Autofix |" in render_markdown(document)
     assert re.search(r"^\| \[TCL001\]\(\.\./rules/TCL001-data-mutation\.md\) `data-mutation` \| confirmed \| proven \|$", render_markdown(document), re.M)
@@ -416,19 +423,33 @@ def test_autofix_scenarios(tmp_path: Path) -> None:
 
 
 @needs_torch
-def test_skipped_claims_and_devices_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A skipped pair beside a confirmed one: confirmed; a device torch lacks: skipped, not an error."""
+def test_skipped_claims_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A skipped pair beside a confirmed one: confirmed, exit 0."""
     write_catalogue(tmp_path / "rules", ["skip", "confirmed"])
-    code, out, err = verify_here(capsys, "--rules-dir", str(tmp_path / "rules"), "--device", "cpu", "--device", "mps", "--jobs", "1", "--format", "json")
+    code, out, err = verify_here(capsys, "--rules-dir", str(tmp_path / "rules"), "--device", "cpu", "--jobs", "1", "--format", "json")
     document = json.loads(out)
-    cells = {cell["device"]: cell for cell in document["results"]}
-    assert cells["cpu"]["verdict"] == "confirmed"
-    assert [claim["verdict"] for claim in cells["cpu"]["claims"]] == ["skipped", "confirmed"]
-    assert document["devices"] == ["cpu", "mps"] and not document["cuda_verified"]
-    if "mps" not in document["environment"]["available_devices"]:
-        assert (cells["mps"]["verdict"], cells["mps"]["evidence"]) == ("skipped", "mps not available")
-        assert "skipped (mps not available)" in render_text(document)
+    (cell,) = document["results"]
+    assert cell["verdict"] == "confirmed"
+    assert [claim["verdict"] for claim in cell["claims"]] == ["skipped", "confirmed"]
+    assert document["devices"] == ["cpu"] and not document["cuda_verified"]
     assert code == 0, err
+
+
+@needs_torch
+@pytest.mark.parametrize("device", ["cuda", "mps", "cuda:7"])
+def test_an_absent_device_is_an_error(device: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Asking for a device that is not here verifies nothing on it: exit 2 with one clear line, not skipped cells and exit 0."""
+    write_catalogue(tmp_path / "rules", ["confirmed"])
+    code, out, err = verify_here(capsys, "--rules-dir", str(tmp_path / "rules"), "--device", "cpu", "--device", device, "--jobs", "1")
+    environment = runner.Executor(jobs=1, isolation="spawn").probe()
+    from torchcopy_lint.runtime.environment import unavailable_reason
+
+    reason = unavailable_reason(device, environment)
+    if reason is None:
+        pytest.skip(f"{device} is available here")
+    assert (code, out) == (2, "")
+    assert err == f"torchcopy-lint verify: error: --device {device}: {reason}\n"
+    assert "not available here" in reason or "does not exist here" in reason
 
 
 def test_claim_pairs_must_match(tmp_path: Path) -> None:
@@ -441,6 +462,10 @@ def test_claim_pairs_must_match(tmp_path: Path) -> None:
     assert cell.verdict == "error"
     assert "needs a 'python claim' and a 'python claim-fixed' block" in cell.evidence
     assert runner.exit_status([cell]) == 2
+    # a pair without the shared check: nothing would judge the fixed program
+    path.write_text(HEADER + f"```python claim\n{PRELUDE}```\n\n```python claim-fixed\n{CLEAN}```\n", encoding="utf-8")
+    (cell,) = runner.verify([rule_claims(parse_rule_file(path))], ["cpu"])
+    assert cell.verdict == "error" and "needs a 'python claim-check' block" in cell.evidence
 
 
 def test_exit_status_precedence() -> None:
@@ -451,6 +476,9 @@ def test_exit_status_precedence() -> None:
     assert runner.exit_status([cell("confirmed"), cell("refuted")]) == 1
     assert runner.exit_status([cell("refuted"), cell("error")]) == 2
     assert runner.exit_status([]) == 0
+    # a refuted pair whose autofix also failed: refuted in the table, an error in the exit status
+    failed = runner.PairResult(1, "refuted", "claim observed no hazard: x; autofix: y", None, (), errors=("autofix: y",))
+    assert runner.exit_status([runner.Cell("TCL001", "x", "x.md", "cpu", "refuted", "", (failed,))]) == 2
 
 
 # -- usage errors and a missing torch ----------------------------------------------------------

@@ -1,5 +1,6 @@
 """Precision on real code: run the rules over well-known PyTorch code and review what they report.
 
+    python tools/precision.py prepare-user --mirrors DIR  # user-level corpora from git mirrors, at pinned commits
     python tools/precision.py collect   # prepare the corpora, run every rule, count findings
     python tools/precision.py sample    # pick findings to review, write the review file
     python tools/precision.py render    # docs/precision.md from the counts and the classifications
@@ -9,16 +10,30 @@
 installed site-packages (linted in place, never copied), and the sources of timm,
 torchvision, lightning and transformers, downloaded as wheels with ``pip download
 --no-deps`` at pinned versions (``--latest`` takes the newest instead) and unzipped.
-Nothing from a corpus is ever written into the repository. It then runs
-``python -m torchcopy_lint --no-cache --isolated --format json --select ALL`` on
-each corpus and stores per corpus: files, lines, findings (every rule), files
-that could not be checked (syntax errors in third-party code are counted apart;
-an internal error makes the command fail). The default-rule counts are those
-of the default-on rules; ``--check-default-run`` also runs the default selection
-and checks that it reports exactly those findings.
+Nothing from a corpus is ever written into the repository.
 
-``sample`` takes, per rule over all corpora, every finding when there are fewer
-than 200 and a seeded random sample of 50 otherwise, and writes
+Beside those libraries, ``collect`` checks *user-level* code: training scripts,
+tutorials and research repositories (``USER_CORPORA``: a GitHub repository at a
+pinned commit each). No network reaches GitHub from here, so they are prepared
+out of band: ``prepare-user --mirrors DIR`` takes ``DIR/<owner>+<name>/repo`` (a
+bare git directory, e.g. what a mirror or ``git clone --mirror`` made) and writes
+the ``.py`` and ``.ipynb`` files of the pinned commit to ``<user-root>/<name>``
+(``--user-root``, outside the repository); ``collect`` checks that tree.
+
+``collect`` runs ``python -m torchcopy_lint --no-cache --isolated --format json
+--select ALL`` on each corpus and stores per corpus: files, lines, findings
+(every rule), files that could not be checked (JSON entries with ``code: null``
+and "cannot check" lines on stderr; syntax errors in third-party code are counted
+apart; an internal error makes the command fail). The default-rule counts are
+those of the default-on rules; ``--check-default-run`` also runs the default
+selection and checks that it reports exactly those findings. ``--baseline DIR``
+also runs the linter checked out at DIR (an older revision, e.g. ``git worktree
+add DIR <rev>``) the same way and stores its per-rule counts, which ``render``
+shows as before/after per corpus.
+
+``sample`` takes, per group (libraries, user-level code) and rule, every finding
+when there are fewer than 200 and a seeded random sample otherwise (50 for
+libraries, 60 for user-level code), and writes
 ``<cache>/review.md`` (path:line, message, the code around it) and
 ``<cache>/review-template.csv`` (the rows still to classify, verdict empty): fill in
 verdict and note, append the rows to ``docs/precision-review.csv`` and ``render``.
@@ -60,6 +75,8 @@ VERDICTS = ("hazard", "deliberate", "false-positive")
 CSV_FIELDS = ("corpus", "path", "line", "code", "line_hash", "occurrence", "verdict", "note")
 SAMPLE_ALL_BELOW = 200
 SAMPLE_SIZE = 50
+SAMPLE_SIZES = {"library": SAMPLE_SIZE, "user": 60}
+GROUP_TITLES = {"library": "Libraries", "user": "User-level code"}
 SEED = 20240601
 CONTEXT = 3
 
@@ -73,6 +90,27 @@ WHEEL_CORPORA = {
 }
 
 
+# User-level code: name -> (GitHub repository, pinned commit, what is linted under its root).
+# PyTorch's tutorials come from PyTorchKorea/tutorials-kr, the Korean translation of
+# pytorch/tutorials (same code, translated prose): pytorch/tutorials' snapshot, with
+# its images, is too large to fetch here. moco's newest commit deletes every file:
+# the pin is the commit before it.
+USER_CORPORA = {
+    "pytorch-examples": ("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8", ["."]),
+    "pytorch-tutorials": ("PyTorchKorea/tutorials-kr", "84b7db6e020c098cf38a0dfaf036007c24057bb1",
+                          ["beginner_source", "intermediate_source", "advanced_source", "recipes_source", "unstable_source"]),
+    "cleanrl": ("vwxyzjn/cleanrl", "fe8d8a03c41a7ef5b523e2e354bd01c363e786bb", ["."]),
+    "pytorch-gan": ("eriklindernoren/PyTorch-GAN", "36d3c77e5ff20ebe0aeefd322326a134a279b93e", ["."]),
+    "moco": ("facebookresearch/moco", "132aea9da9bb995a411c915c0420be3db62052f3", ["."]),
+    "dino": ("facebookresearch/dino", "7c446df5b9f45747937fb0d72314eb9f7b66930a", ["."]),
+    "continual-learning": ("GMvandeVen/continual-learning", "e6d795aa81b9cef742b8de76cb71222d4d1ce00b", ["."]),
+    "swa": ("timgaripov/swa", "411b2fcad59bec60c6c9eb1eb19ab906540e5ea2", ["."]),
+    "maml": ("dragen1860/MAML-Pytorch", "98a00d41724c133bd29619a2fb2cc46dd128a368", ["."]),
+    "knowledge-distillation": ("haitongli/knowledge-distillation-pytorch", "9937528f0be0efa979c745174fbcbe9621cea8b7", ["."]),
+}
+USER_SUFFIXES = (".py", ".ipynb")
+
+
 # -- corpora -----------------------------------------------------------------------
 
 @dataclass
@@ -82,6 +120,7 @@ class Corpus:
     root: Path  # paths are reported relative to this
     packages: list[str]  # what is linted, relative to root
     source: str  # where it came from
+    group: str = "library"  # "library" or "user"
 
 
 def torch_corpus() -> Corpus:
@@ -142,6 +181,57 @@ def wheel_corpus(name: str, pin: str | None, cache: Path) -> Corpus:
     return Corpus(name, version, root, packages, f"{wheel.name} (sha256 {_sha256(wheel)[:16]})")
 
 
+def _mirror_dir(mirrors: Path, repo: str) -> Path:
+    owner, name = repo.split("/")
+    for candidate in (mirrors / f"{owner}+{name}" / "repo", mirrors / f"{owner}+{name}", mirrors / f"{name}.git"):
+        if candidate.is_dir():
+            return candidate
+    raise SystemExit(f"no git directory for {repo} under {mirrors}")
+
+
+def prepare_user_corpus(name: str, mirrors: Path, user_root: Path) -> Path:
+    """Write the pinned commit's Python files and notebooks of one user-level corpus to ``user_root/name``.
+
+    Blobs a mirror lacks (large files) are skipped with a warning; only sources are wanted.
+    """
+    repo, commit, _packages = USER_CORPORA[name]
+    git_dir = _mirror_dir(mirrors, repo)
+    target = user_root / name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    written = 0
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, raw_path = entry.partition(b"\t")
+        _mode, kind, sha = meta.decode().split()
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if kind != "blob" or not path.endswith(USER_SUFFIXES):
+            continue
+        blob = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "blob", sha], capture_output=True)
+        if blob.returncode != 0:
+            print(f"[precision] {name}: {path}: not in the mirror, skipped", file=sys.stderr)
+            continue
+        out = target / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(blob.stdout)
+        written += 1
+    (target / ".commit").write_text(f"{repo} {commit}\n", encoding="utf-8")
+    print(f"[precision] {name}: {written} files of {repo}@{commit[:12]} in {target}", file=sys.stderr)
+    return target
+
+
+def user_corpus(name: str, user_root: Path) -> Corpus:
+    repo, commit, packages = USER_CORPORA[name]
+    root = user_root / name
+    marker = root / ".commit"
+    if not marker.is_file() or marker.read_text(encoding="utf-8").split() != [repo, commit]:
+        raise SystemExit(f"{root} is not {repo}@{commit[:12]}: run `prepare-user --mirrors DIR --user-root {user_root}` first")
+    return Corpus(name, commit[:12], root, packages, f"github.com/{repo}", group="user")
+
+
 def _find_wheel(directory: Path, name: str, pin: str | None) -> Path | None:
     normalized = name.replace("-", "_").lower()
     candidates = []
@@ -168,13 +258,21 @@ def _discover(corpus: Corpus) -> list[Path]:
 
 
 def _count_lines(path: Path) -> int:
+    """Lines of a source file; of a notebook, the lines of its code cells (not its JSON)."""
     with path.open("rb") as handle:
         data = handle.read()
+    if path.suffix == ".ipynb":
+        try:
+            cells = json.loads(data).get("cells", [])
+        except (ValueError, AttributeError):
+            return 0
+        code = ["".join(cell["source"]) if isinstance(cell.get("source"), list) else cell.get("source", "") for cell in cells if cell.get("cell_type") == "code"]
+        return sum(len(text.splitlines()) for text in code)
     return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
 
 
-def run_linter(corpus: Corpus, select: str | None, jobs: int | None) -> tuple[list[dict], list[str], float]:
-    """(findings, cannot-check lines, seconds) for one corpus."""
+def run_linter(corpus: Corpus, select: str | None, jobs: int | None, linter: Path = REPO) -> tuple[list[dict], list[str], float]:
+    """(findings, cannot-check lines, seconds) for one corpus, with the linter checked out at ``linter``."""
     command = [sys.executable, "-m", "torchcopy_lint", "--no-cache", "--isolated", "--format", "json", "--exit-zero"]
     if select:
         command += ["--select", select]
@@ -182,15 +280,28 @@ def run_linter(corpus: Corpus, select: str | None, jobs: int | None) -> tuple[li
         command += ["--jobs", str(jobs)]
     command += corpus.packages
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(linter) + os.pathsep + env.get("PYTHONPATH", "")
     started = _dt.datetime.now()
     result = subprocess.run(command, cwd=corpus.root, env=env, capture_output=True, text=True)
     seconds = (_dt.datetime.now() - started).total_seconds()
     if result.returncode not in (0, 1, 2) or not result.stdout.strip().startswith("["):
         raise SystemExit(f"torchcopy_lint failed on {corpus.name} (exit {result.returncode}):\n{result.stderr[-4000:]}")
-    findings = json.loads(result.stdout)
-    errors = [line for line in result.stderr.splitlines() if ": cannot check: " in line]
+    findings, errors = split_output(json.loads(result.stdout), result.stderr)
     return findings, errors, seconds
+
+
+def split_output(records: list[dict], stderr: str) -> tuple[list[dict], list[str]]:
+    """Findings apart from files that could not be checked.
+
+    Newer linters report such a file in the JSON as an entry with ``code: null``
+    (and on stderr); older ones only on stderr. Each file is counted once.
+    """
+    findings = [record for record in records if record.get("code")]
+    errors = {record["path"]: f"{record['path']}: {record['message']}" for record in records if not record.get("code")}
+    for line in stderr.splitlines():
+        if ": cannot check: " in line:
+            errors.setdefault(line.split(": cannot check: ", 1)[0], line)
+    return findings, sorted(errors.values())
 
 
 def classify_error(line: str) -> str:
@@ -202,18 +313,18 @@ def classify_error(line: str) -> str:
     return "other"
 
 
-def rule_table() -> dict[str, dict]:
-    """Every rule: name and whether it is on by default, as the linter lists them now."""
+def rule_table(linter: Path = REPO) -> dict[str, dict]:
+    """Every rule: name and whether it is on by default, as the linter at ``linter`` lists them."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(linter) + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run([sys.executable, "-m", "torchcopy_lint", "rules", "--format", "json"], env=env, capture_output=True, text=True, check=True)
     return {rule["code"]: {"name": rule["name"], "default": rule["default"]} for rule in json.loads(result.stdout)}
 
 
-def linter_revision() -> str:
+def linter_revision(linter: Path = REPO) -> str:
     try:
-        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "torchcopy_lint", "rules"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=linter, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "torchcopy_lint", "rules"], cwd=linter, capture_output=True, text=True, check=True).stdout.strip()
         return sha + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -223,8 +334,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     cache: Path = args.cache
     results_dir = cache / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
-    wanted = set(args.corpus or ["torch", *WHEEL_CORPORA])
-    unknown = wanted - {"torch", *WHEEL_CORPORA}
+    known = {"torch", *WHEEL_CORPORA, *USER_CORPORA}
+    wanted = set(args.corpus or known)
+    unknown = wanted - known
     if unknown:
         raise SystemExit(f"unknown corpus: {', '.join(sorted(unknown))}")
     corpora = []
@@ -233,6 +345,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     for name, pin in WHEEL_CORPORA.items():
         if name in wanted:
             corpora.append(wheel_corpus(name, None if args.latest else pin, cache))
+    for name in USER_CORPORA:
+        if name in wanted:
+            corpora.append(user_corpus(name, args.user_root))
     internal_total = 0
     sources = SourceCache()
     for corpus in corpora:
@@ -246,6 +361,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         internal_total += kinds["internal"]
         record = {
             "corpus": corpus.name,
+            "group": corpus.group,
             "version": corpus.version,
             "source": corpus.source,
             "root": str(corpus.root),
@@ -260,6 +376,15 @@ def cmd_collect(args: argparse.Namespace) -> int:
             "error_lines": errors,
             "findings": [_slim(f, corpus.root, sources) for f in findings],
         }
+        if args.baseline:
+            base_findings, base_errors, base_seconds = run_linter(corpus, "ALL", args.jobs, args.baseline)
+            record["baseline"] = {
+                "linter": linter_revision(args.baseline),
+                "rules": rule_table(args.baseline),
+                "counts": dict(sorted(Counter(f["code"] for f in base_findings).items())),
+                "cannot_check": len(base_errors),
+                "seconds": round(base_seconds, 1),
+            }
         if args.check_default_run:
             default_findings, _errors, _seconds = run_linter(corpus, ",".join(default_codes), args.jobs)
             expected = sorted(_identity(f) for f in findings if f["code"] in default_codes)
@@ -273,6 +398,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         (results_dir / f"{corpus.name}.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         counts = Counter(f["code"] for f in findings)
         print(f"[precision] {corpus.name}: {dict(sorted(counts.items()))}; errors {dict(kinds)}; {seconds:.0f}s", file=sys.stderr)
+        if "baseline" in record:
+            print(f"[precision] {corpus.name} with {record['baseline']['linter']}: {record['baseline']['counts']}", file=sys.stderr)
         for line in errors:
             if classify_error(line) == "internal":
                 print(f"  {line}", file=sys.stderr)
@@ -335,20 +462,22 @@ def keyed_findings(records: dict[str, dict], sources: SourceCache) -> list[dict]
             base = (corpus, finding["path"], finding["code"], digest)
             occurrence = seen[base]
             seen[base] += 1
-            keyed.append({**finding, "corpus": corpus, "line_hash": digest, "occurrence": occurrence, "key": (*base, occurrence)})
+            keyed.append({**finding, "corpus": corpus, "group": record.get("group", "library"), "line_hash": digest, "occurrence": occurrence, "key": (*base, occurrence)})
     return keyed
 
 
 def sample_findings(keyed: list[dict], seed: int = SEED) -> list[dict]:
-    """Per rule over all corpora: every finding below the threshold, else a seeded sample."""
-    by_rule: dict[str, list[dict]] = defaultdict(list)
+    """Per group (libraries, user-level code) and rule over its corpora: every finding below
+    the threshold, else a seeded sample (the libraries' sample is the one it always was)."""
+    by_rule: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for finding in keyed:
-        by_rule[finding["code"]].append(finding)
+        by_rule[finding.get("group", "library"), finding["code"]].append(finding)
     chosen = []
-    for code in sorted(by_rule):
-        group = sorted(by_rule[code], key=lambda f: f["key"])
+    for group_name, code in sorted(by_rule):
+        group = sorted(by_rule[group_name, code], key=lambda f: f["key"])
         if len(group) >= SAMPLE_ALL_BELOW:
-            group = sorted(random.Random(f"{seed}-{code}").sample(group, SAMPLE_SIZE), key=lambda f: f["key"])
+            salt = f"{seed}-{code}" if group_name == "library" else f"{seed}-{group_name}-{code}"
+            group = sorted(random.Random(salt).sample(group, SAMPLE_SIZES[group_name]), key=lambda f: f["key"])
         chosen.extend(group)
     return chosen
 
@@ -382,14 +511,14 @@ def cmd_sample(args: argparse.Namespace) -> int:
     keyed = keyed_findings(records, sources)
     chosen = sample_findings(keyed)
     classified = load_classification(args.classification)
-    totals = Counter(f["code"] for f in keyed)
-    picked = Counter(f["code"] for f in chosen)
+    totals = Counter((f["group"], f["code"]) for f in keyed)
+    picked = Counter((f["group"], f["code"]) for f in chosen)
     out = io.StringIO()
     out.write("# Findings to review\n\n")
     out.write("Classify each as hazard (the rule's hazard, really there), deliberate (the pattern the rule "
               "describes, used on purpose) or false-positive (not the rule's pattern, e.g. not a tensor).\n\n")
-    for code in sorted(picked):
-        out.write(f"- {code}: {picked[code]} of {totals[code]} findings\n")
+    for group, code in sorted(picked):
+        out.write(f"- {GROUP_TITLES[group]}, {code}: {picked[group, code]} of {totals[group, code]} findings\n")
     todo = []
     for finding in chosen:
         row = classified.get(finding["key"])
@@ -418,6 +547,16 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "–"
 
 
+def _groups(records: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """Records per group, libraries first."""
+    grouped: dict[str, dict[str, dict]] = {}
+    for group in GROUP_TITLES:
+        members = {name: record for name, record in records.items() if record.get("group", "library") == group}
+        if members:
+            grouped[group] = members
+    return grouped
+
+
 def render(records: dict[str, dict], classification: dict[tuple, dict], sources: SourceCache | None = None) -> str:
     sources = sources or SourceCache()
     rules: dict[str, dict] = {}
@@ -431,22 +570,40 @@ def render(records: dict[str, dict], classification: dict[tuple, dict], sources:
     by_key = {f["key"]: f for f in keyed}
     current = [(key, row) for key, row in classification.items() if key in by_key and row["verdict"]]
     stale = [key for key, row in classification.items() if key not in by_key and row["verdict"]]
+    groups = _groups(records)
+    several = len(groups) > 1
 
     out = io.StringIO()
     w = out.write
     w("# Precision on real code\n\n")
     w("Generated by `python tools/precision.py render` from the findings `python tools/precision.py collect` "
       "gathered and the classifications in [`precision-review.csv`](precision-review.csv); do not edit by hand. "
-      "Re-run: `collect`, `sample` (writes the review file to the cache), classify, `render`.\n\n")
+      "Re-run: `prepare-user` (user-level corpora), `collect`, `sample` (writes the review file to the cache), classify, `render`.\n\n")
     linters = sorted({r.get("linter", "?") for r in records.values()})
     dates = sorted({r.get("collected", "?") for r in records.values()})
     w(f"Linter revision: {', '.join(linters)}; collected {', '.join(dates)}; rules: {', '.join(codes)}.\n\n")
 
-    w("## Corpora\n\n| Corpus | Version | Source | Files | Lines | Syntax errors | Other errors | Internal errors |\n|---|---|---|---:|---:|---:|---:|---:|\n")
-    for name, record in records.items():
-        errors = record["errors"]
-        w(f"| {name} | {record['version']} | {record['source']} | {record['files']:,} | {record['lines']:,} | {errors['syntax']} | {errors['other']} | {errors['internal']} |\n")
-    w("\n")
+    def heading(group: str) -> None:
+        if several:
+            w(f"### {GROUP_TITLES[group]}\n\n")
+
+    w("## Corpora\n\n")
+    if "user" in groups:
+        w("Libraries are PyPI wheels (torch: the installed one); user-level code is training scripts, tutorials and "
+          "research repositories from GitHub at the commit shown (their `.py` files and notebooks; "
+          "lines of a notebook are those of its code cells).\n\n")
+    for group, members in groups.items():
+        heading(group)
+        version = "Version" if group == "library" else "Commit"
+        w(f"| Corpus | {version} | Source | Files | Lines | Syntax errors | Other errors | Internal errors |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+        for name, record in members.items():
+            errors = record["errors"]
+            w(f"| {name} | {record['version']} | {record['source']} | {record['files']:,} | {record['lines']:,} | {errors['syntax']} | {errors['other']} | {errors['internal']} |\n")
+        if several:
+            w(f"| **all** | | | {sum(r['files'] for r in members.values()):,} | {sum(r['lines'] for r in members.values()):,} | "
+              f"{sum(r['errors']['syntax'] for r in members.values())} | {sum(r['errors']['other'] for r in members.values())} | "
+              f"{sum(r['errors']['internal'] for r in members.values())} |\n")
+        w("\n")
 
     counts = {name: Counter(f["code"] for f in record["findings"]) for name, record in records.items()}
 
@@ -455,61 +612,106 @@ def render(records: dict[str, dict], classification: dict[tuple, dict], sources:
         if not selected:
             w("No such rules yet.\n\n")
             return
-        w("| Corpus | " + " | ".join(selected) + " | Total | per 10k lines |\n|---|" + "---:|" * (len(selected) + 2) + "\n")
-        total_lines = 0
-        for name, record in records.items():
-            row = [counts[name][c] for c in selected]
-            total_lines += record["lines"]
-            w(f"| {name} | " + " | ".join(str(v) for v in row) + f" | {sum(row)} | {10000 * sum(row) / max(1, record['lines']):.1f} |\n")
-        row = [sum(counts[name][c] for name in records) for c in selected]
-        w("| **all** | " + " | ".join(f"**{v}**" for v in row) + f" | **{sum(row)}** | {10000 * sum(row) / max(1, total_lines):.1f} |\n\n")
+        for group, members in groups.items():
+            heading(group)
+            w("| Corpus | " + " | ".join(selected) + " | Total | per 10k lines |\n|---|" + "---:|" * (len(selected) + 2) + "\n")
+            total_lines = 0
+            for name, record in members.items():
+                row = [counts[name][c] for c in selected]
+                total_lines += record["lines"]
+                w(f"| {name} | " + " | ".join(str(v) for v in row) + f" | {sum(row)} | {10000 * sum(row) / max(1, record['lines']):.1f} |\n")
+            row = [sum(counts[name][c] for name in members) for c in selected]
+            w("| **all** | " + " | ".join(f"**{v}**" for v in row) + f" | **{sum(row)}** | {10000 * sum(row) / max(1, total_lines):.1f} |\n\n")
 
     table("Findings, default rules", default_codes)
     table("Findings, opt-in rules (`--select ALL`)", optin_codes)
+    before_after(w, groups, counts, default_codes, heading)
 
     w("## Review\n\n")
-    w(f"Per rule over all corpora, every finding is reviewed when there are fewer than {SAMPLE_ALL_BELOW}, "
-      f"else a seeded random sample of {SAMPLE_SIZE}. *hazard*: the rule's hazard, really there; *deliberate*: "
+    w(f"Per group (libraries, user-level code) and rule, every finding is reviewed when there are fewer than {SAMPLE_ALL_BELOW}, "
+      f"else a seeded random sample ({SAMPLE_SIZES['library']} for libraries, {SAMPLE_SIZES['user']} for user-level code). "
+      "*hazard*: the rule's hazard, really there; *deliberate*: "
       "the pattern the rule describes, used on purpose (a true positive the author would `noqa`); "
       "*false positive*: not the rule's pattern (e.g. not a tensor). FP % is of the classified findings; "
       "the estimate scales it to all findings.\n\n")
-    w("| Rule | Findings | To review | Classified | Hazard | Deliberate | False positive | FP % | Est. FPs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-    verdicts: dict[str, Counter] = defaultdict(Counter)
+    verdicts: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for key, row in current:
-        verdicts[key[2]][row["verdict"]] += 1
-    for code in codes:
-        total = sum(counts[name][code] for name in records)
-        review = sum(1 for key in sampled if key[2] == code)
-        got = verdicts[code]
-        classified = sum(got.values())
-        fp = got["false-positive"]
-        estimate = f"{round(fp / classified * total)}" if classified else "–"
-        w(f"| {code} {rules[code]['name']} | {total} | {review} | {classified} | {got['hazard']} | {got['deliberate']} | {fp} | {_pct(fp, classified)} | {estimate} |\n")
+        verdicts[records[key[0]].get("group", "library"), key[2]][row["verdict"]] += 1
+    for group, members in groups.items():
+        heading(group)
+        w("| Rule | Findings | To review | Classified | Hazard | Deliberate | False positive | FP % | Est. FPs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        for code in codes:
+            total = sum(counts[name][code] for name in members)
+            review = sum(1 for key in sampled if key[2] == code and key[0] in members)
+            got = verdicts[group, code]
+            classified = sum(got.values())
+            fp = got["false-positive"]
+            estimate = f"{round(fp / classified * total)}" if classified else "–"
+            w(f"| {code} {rules[code]['name']} | {total} | {review} | {classified} | {got['hazard']} | {got['deliberate']} | {fp} | {_pct(fp, classified)} | {estimate} |\n")
+        w("\n")
     if stale:
         per_rule = ", ".join(f"{code}: {count}" for code, count in sorted(Counter(key[2] for key in stale).items()))
-        w(f"\n{len(stale)} classification(s) match no current finding ({per_rule}): the code or the rule changed "
-          "(e.g. a false positive the rule no longer reports); they are kept in the CSV as a record and not counted.\n")
-    w("\n## Notes per rule\n\n")
-    notes: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
-    for key, row in sorted(current):
-        notes[key[2]][row["verdict"]].append((key, row))
-    for code in codes:
-        if code not in notes:
+        w(f"{len(stale)} classification(s) match no current finding ({per_rule}): the code or the rule changed "
+          "(e.g. a false positive the rule no longer reports); they are kept in the CSV as a record and not counted.\n\n")
+    for group, members in groups.items():
+        notes: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+        for key, row in sorted(current):
+            if key[0] in members:
+                notes[key[2]][row["verdict"]].append((key, row))
+        if not notes:
             continue
-        w(f"### {code} {rules[code]['name']}\n\n")
-        for verdict in ("false-positive", "deliberate", "hazard"):
-            entries = notes[code].get(verdict, [])
-            if not entries:
+        w(f"## Notes per rule{': ' + GROUP_TITLES[group].lower() if several else ''}\n\n")
+        for code in codes:
+            if code not in notes:
                 continue
-            w(f"**{verdict}** ({len(entries)}):\n\n")
-            grouped: dict[str, list[str]] = defaultdict(list)
-            for key, row in entries:
-                grouped[row["note"].strip() or "(no note)"].append(f"{key[0]}:{key[1]}:{by_key[key]['line']}")
-            for note, where in sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])):
-                shown = ", ".join(f"`{place}`" for place in where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
-                w(f"- {note} ({len(where)}): {shown}\n")
-            w("\n")
-    return out.getvalue()
+            w(f"### {code} {rules[code]['name']}\n\n")
+            for verdict in ("false-positive", "deliberate", "hazard"):
+                entries = notes[code].get(verdict, [])
+                if not entries:
+                    continue
+                w(f"**{verdict}** ({len(entries)}):\n\n")
+                grouped: dict[str, list[str]] = defaultdict(list)
+                for key, row in entries:
+                    grouped[row["note"].strip() or "(no note)"].append(f"{key[0]}:{key[1]}:{by_key[key]['line']}")
+                for note, where in sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])):
+                    shown = ", ".join(f"`{place}`" for place in where[:4]) + (f" and {len(where) - 4} more" if len(where) > 4 else "")
+                    w(f"- {note} ({len(where)}): {shown}\n")
+                w("\n")
+    return out.getvalue().rstrip("\n") + "\n"
+
+
+def before_after(w, groups: dict[str, dict[str, dict]], counts: dict[str, Counter], codes: list[str], heading) -> None:
+    """Per corpus and default rule: the baseline linter's count, then this one's (``a → b`` where they differ)."""
+    baselines = {name: record["baseline"] for members in groups.values() for name, record in members.items() if "baseline" in record}
+    if not baselines:
+        return
+    w("## Before and after\n\n")
+    revisions = sorted({b["linter"] for b in baselines.values()})
+    w(f"Default-rule findings of the baseline linter ({', '.join(revisions)}) → this one, run the same way "
+      "(`--select ALL`, the counts of the rules that are on by default now); one number where they agree. "
+      "*Cannot check*: files either linter reported as not checkable "
+      "(the baseline does not read notebooks and does not count them).\n\n")
+
+    def cell(old: int, new: int) -> str:
+        return str(new) if old == new else f"{old} → {new}"
+
+    for group, members in groups.items():
+        names = [name for name in members if name in baselines]
+        if not names:
+            continue
+        heading(group)
+        w("| Corpus | " + " | ".join(codes) + " | Total | Cannot check |\n|---|" + "---:|" * (len(codes) + 2) + "\n")
+        totals_old, totals_new = Counter(), Counter()
+        for name in names:
+            old = Counter(baselines[name]["counts"])
+            totals_old.update({c: old[c] for c in codes})
+            totals_new.update({c: counts[name][c] for c in codes})
+            errors = members[name]["errors"]
+            w(f"| {name} | " + " | ".join(cell(old[c], counts[name][c]) for c in codes)
+              + f" | {cell(sum(old[c] for c in codes), sum(counts[name][c] for c in codes))}"
+              + f" | {cell(baselines[name]['cannot_check'], sum(errors.values()))} |\n")
+        w("| **all** | " + " | ".join(f"**{cell(totals_old[c], totals_new[c])}**" for c in codes)
+          + f" | **{cell(sum(totals_old.values()), sum(totals_new.values()))}** | |\n\n")
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -526,19 +728,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"corpora, results and the review file (default {DEFAULT_CACHE})")
     parser.add_argument("--classification", type=Path, default=CLASSIFICATION, help="the committed verdicts (CSV)")
+    parser.add_argument("--user-root", type=Path, default=None, help="where the user-level corpora are written and read (default: CACHE/user)")
     commands = parser.add_subparsers(dest="command", required=True)
     collect = commands.add_parser("collect", help="prepare corpora and count findings")
-    collect.add_argument("--corpus", action="append", help="only these corpora (torch, " + ", ".join(WHEEL_CORPORA) + ")")
+    collect.add_argument("--corpus", action="append", help="only these corpora (torch, " + ", ".join([*WHEEL_CORPORA, *USER_CORPORA]) + ")")
+    collect.add_argument("--baseline", type=Path, default=None, help="also run the linter checked out at this directory (before/after counts)")
     collect.add_argument("--latest", action="store_true", help="download the newest versions instead of the pinned ones")
     collect.add_argument("--jobs", type=int, default=None, help="linter worker processes")
     collect.add_argument("--check-default-run", action="store_true", help="also run the default rules alone and compare")
+    prepare = commands.add_parser("prepare-user", help="write the user-level corpora from git mirrors at their pinned commits")
+    prepare.add_argument("--mirrors", type=Path, required=True, help="DIR with <owner>+<name>/repo git directories")
+    prepare.add_argument("--corpus", action="append", help="only these (" + ", ".join(USER_CORPORA) + ")")
     commands.add_parser("sample", help="write the review file")
     render_parser = commands.add_parser("render", help="write docs/precision.md")
     render_parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
-    if str(args.cache.resolve()).startswith(str(REPO)):
-        raise SystemExit("the cache must be outside the repository (third-party code is never committed)")
-    return {"collect": cmd_collect, "sample": cmd_sample, "render": cmd_render}[args.command](args)
+    if args.user_root is None:
+        args.user_root = args.cache / "user"
+    for where in (args.cache, args.user_root):
+        if str(where.resolve()).startswith(str(REPO)):
+            raise SystemExit("the cache must be outside the repository (third-party code is never committed)")
+    return {"prepare-user": cmd_prepare_user, "collect": cmd_collect, "sample": cmd_sample, "render": cmd_render}[args.command](args)
+
+
+def cmd_prepare_user(args: argparse.Namespace) -> int:
+    wanted = args.corpus or list(USER_CORPORA)
+    unknown = set(wanted) - set(USER_CORPORA)
+    if unknown:
+        raise SystemExit(f"unknown user-level corpus: {', '.join(sorted(unknown))}")
+    for name in wanted:
+        prepare_user_corpus(name, args.mirrors, args.user_root)
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ rule's executable examples::
     ```python flagged        the rule must report exactly the lines marked "# TCL00x"
     ```python fixed          the corrected form of the flagged block: no finding
     ```python ok             a near miss: no finding
-    ```python claim          the hazard, run with real torch by `verify` (also flagged at its markers)
-    ```python claim-fixed    the corrected program: clean, and it must behave
+    ```python claim          the hazard's scenario, run with real torch by `verify` (also flagged at its markers)
+    ```python claim-fixed    the same scenario with the marked lines fixed: clean
+    ```python claim-check    the one observation run after both (and after the autofixed claim):
+                             it calls ``observed(hazard, evidence)``, the scenarios cannot
     ```python autofixed      exactly what ``--fix`` makes of the first ``flagged`` block
 
 The tests, ``--explain``, the generated docs and ``verify`` all read these files.
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed", "autofixed")
+EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed", "claim-check", "autofixed")
 # none: no mechanical fix; safe: --fix applies it; unsafe: only with --unsafe-fixes.
 FIX_CLASSES = ("none", "safe", "unsafe")
 REQUIRED_KEYS = ("code", "name", "default", "summary", "message")
@@ -178,7 +180,7 @@ def parse_rule_file(path: Path) -> RuleSpec:
             raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
         line = body_offset + body.count("\n", 0, match.start("body")) + 1
         examples.append(Example(kind=kind, source=match.group("body"), line=line))
-    if no_claim is not None and any(example.kind in ("claim", "claim-fixed") for example in examples):
+    if no_claim is not None and any(example.kind in ("claim", "claim-fixed", "claim-check") for example in examples):
         raise CatalogueError(f"{path}: 'claim: none' but the file has claim blocks")
 
     return RuleSpec(

@@ -99,6 +99,7 @@ class Binder:
         self._deferred: list[tuple[cst.Name, Scope]] = []
         self._narrowing: list[tuple[str, object]] = []
         self._pending_narrowing: dict[int, tuple[str, object]] = {}
+        self._guards: list[list[tuple[str, object]]] = []  # per open block: narrowings after ``if isinstance(x, T): return``
         self._method_names: set[str] = set()
 
     # -- lookups during the walk (pass 1 only) ------------------------------------
@@ -143,6 +144,7 @@ class Binder:
         binding = Binding(name, kind, node, scope, self._next_order(), grad_disabled=self.grad.disabled, **extra)  # type: ignore[arg-type]
         scope.every.setdefault(name, []).append(binding)
         scope.reaching[name] = (binding,)
+        self._end_guards(name)
         for loop in self._loops:
             if loop.scope is scope:
                 loop.bound.setdefault(name, []).append(binding)
@@ -444,6 +446,7 @@ class Binder:
         branch.scope.reaching.update(branch.before)
 
     def leave_If(self, node: cst.If) -> None:
+        self._guard(node)
         branch = self._branches.pop(id(node), None)
         if branch is None or branch.scope is not self._scope:
             return
@@ -469,10 +472,37 @@ class Binder:
         if narrowing is not None:
             self._narrowing.append(narrowing)
             self._pending_narrowing[-id(node)] = narrowing
+        self._guards.append([])
 
     def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        for guard in self._guards.pop():
+            self._drop_narrowing(guard)
         if self._pending_narrowing.pop(-id(node), None) is not None:
             self._narrowing.pop()
+
+    def _guard(self, node: cst.If) -> None:
+        """``if isinstance(x, T): return ...`` with no else: the rest of the block sees the
+        else branch's narrowing (``x`` is no ``T``), until ``x`` is bound again."""
+        if node.orelse is not None or not self._guards or not _ends_flow(node.body):
+            return
+        narrowed = _isinstance_test(node.test)
+        if narrowed is None or narrowed[2] is None:
+            return
+        guard = (narrowed[0], narrowed[2])
+        self._narrowing.append(guard)
+        self._guards[-1].append(guard)
+
+    def _end_guards(self, name: str) -> None:
+        for guards in self._guards:
+            for guard in [g for g in guards if g[0] == name]:
+                guards.remove(guard)
+                self._drop_narrowing(guard)
+
+    def _drop_narrowing(self, narrowing: tuple[str, object]) -> None:
+        for index in range(len(self._narrowing) - 1, -1, -1):
+            if self._narrowing[index] is narrowing:
+                del self._narrowing[index]
+                return
 
     def visit_Try(self, node: cst.Try | cst.TryStar) -> None:
         self._tries[id(node)] = dict(self.scope.reaching)
@@ -639,6 +669,12 @@ def _names_in(node: cst.CSTNode, name: str) -> list[cst.Name]:
 def _isinstance_test(test: cst.BaseExpression) -> tuple[str, object, object] | None:
     """``(name, kind in the body, kind in the else branch)`` for ``isinstance(name, T)``;
     the kinds are resolved by the semantic model (see SemanticModel.narrowing_kind)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        for side in (test.left, test.right):  # ``x is not None and isinstance(x, T)``: the body only
+            found = _isinstance_test(side)
+            if found is not None and found[1] is not None:
+                return found[0], found[1], None
+        return None
     negated = False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = True, test.expression

@@ -46,6 +46,8 @@ _VERBS = frozenset(
     to from is has as parse dump restore store
     """.split()
 )
+# Leading words that make a name a quantity (``max_position_embeddings``, ``num_layers``, ``n_heads``).
+_QUANTITY_WORDS = frozenset({"max", "min", "num", "n", "number", "count", "total", "size", "dim", "len", "length"})
 # English words that end in "net" but name no network.
 _NOT_NETWORKS = frozenset({"planet", "cabinet", "magnet", "internet", "bonnet", "sonnet", "hornet", "garnet", "subnet"})
 _OPTIMIZER_WORDS = frozenset({"optim", "optims", "optimizer", "optimizers", "opt", "optimiser"})  # not "opts": options
@@ -117,9 +119,9 @@ def _lower_words(name: str) -> list[str]:
 
 def is_module_name(name: str) -> bool:
     """``model``, ``encoder``, ``netG``, ``policy_net``, ``resnet``: a name for an nn.Module
-    (not ``model_name`` or ``model_cfg``)."""
+    (not ``model_name``, ``model_cfg`` or the count ``max_decoder_position_embeddings``)."""
     parts = _lower_words(name)
-    if not parts or parts[0] in _VERBS or any(part in _NOT_AN_OBJECT_WORDS for part in parts):
+    if not parts or parts[0] in _VERBS or parts[0] in _QUANTITY_WORDS or any(part in _NOT_AN_OBJECT_WORDS for part in parts):
         return False
     return name.lower() in MODULE_WORDS or any(part in MODULE_WORDS or (part.endswith("net") and len(part) <= 9 and part not in _NOT_NETWORKS) for part in parts)
 

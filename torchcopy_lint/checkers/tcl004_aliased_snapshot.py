@@ -99,6 +99,7 @@ class _CallChange:
 class _State:
     snapshots: list[_Snapshot] = field(default_factory=list)
     changes: list[_Change] = field(default_factory=list)
+    stored: dict[str, set[str]] = field(default_factory=dict)  # plain name -> the attributes it is stored on (``self.policy_net = net``)
 
 
 def _short(node: cst.CSTNode, limit: int = 50) -> str:
@@ -371,6 +372,8 @@ class AliasedSnapshot(Checker):
     def leave_Assign(self, node: cst.Assign) -> None:
         point = self.ctx.flow.point()
         for target in node.targets:
+            if isinstance(target.target, cst.Attribute) and isinstance(node.value, cst.Name):
+                self._states[-1].stored.setdefault(node.value.value, set()).add(_short(target.target))
             self._keep(node, node.value, target.target, point)
         self._record_write(node)
 
@@ -516,7 +519,7 @@ class AliasedSnapshot(Checker):
             changes = self._changes_of(snapshot, state)
             source_kills = [event.point for event in names.get(snapshot.source_root or "", ()) if event.store] if snapshot.source_root else []
             if snapshot.escape is not None:
-                if snapshot.taken.kind in _TRAINED and self._kept_for_later(snapshot.taken, snapshot.escape_name):
+                if snapshot.taken.kind in _TRAINED and self._kept_for_later(snapshot.taken, snapshot.escape_name) and self._held_twice(snapshot, state):
                     # Kept under a name that says "snapshot" (``self.best``, ``history``) while
                     # the source trains on: a reference kept on purpose has another name.
                     self._report(snapshot, f"{snapshot.escape} while `{snapshot.taken.source}` keeps training")
@@ -538,6 +541,17 @@ class AliasedSnapshot(Checker):
             reason = self._hazard(start, changes, uses, kills, source_kills)
             if reason is not None:
                 self._report(snapshot, reason)
+
+    @staticmethod
+    def _held_twice(snapshot: _Snapshot, state: _State) -> bool:
+        """Whether a module kept by reference is also held under its own name for training:
+        an attribute (``self.target_net = self.policy_net``) or a name stored on another
+        attribute too (``self.policy_net = net; self.target_net = net``). A module handed in
+        (or built) and stored once (``self.teacher = teacher``, ``self.model_ema = model_ema``)
+        is the object's own reference, not a second name for a model that trains."""
+        if not snapshot.taken.reference or snapshot.taken.origin is None and "." in snapshot.taken.source:
+            return True
+        return len(state.stored.get(snapshot.taken.source, ())) > 1
 
     @staticmethod
     def _kept_for_later(taken: _Taken, name: str) -> bool:

@@ -430,8 +430,17 @@ class GraphAccumulation(Checker):
                     continue  # parts of one training step's loss, kept until that step's backward()
                 if not frame.evaluates:
                     continue  # no step and no evaluation: the caller may backpropagate through it
+                if self._over_modules(loop):
+                    continue  # ``for layer in self.layers``: the stages of one forward pass, not repeated evaluations
                 event = "iterations of an evaluation loop with grad enabled (no torch.no_grad())"
             self._report(candidate, event)
+
+    def _over_modules(self, loop: LoopNode) -> bool:
+        """A ``for`` loop over modules: each iteration applies the next layer to the same input."""
+        if not isinstance(loop, cst.For):
+            return False
+        element = self.ctx.value(loop.iter).element
+        return self.ctx.value(loop.target).kind is Kind.MODULE or (element is not None and element.kind is Kind.MODULE)
 
     def _report(self, candidate: Candidate, event: str) -> None:
         self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)

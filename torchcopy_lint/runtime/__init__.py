@@ -1,8 +1,9 @@
 """``torchcopy-lint verify``: every rule's claim, run with real torch.
 
-This package is the only code that imports torch, and it does so only inside
-functions (``environment.probe``) and in the child processes that run the claims
-(``harness``), so ``import torchcopy_lint`` and the linter never need torch.
+This package imports torch only inside functions (``environment.probe``) and in
+the child processes that run the claims (``harness``), so ``import torchcopy_lint``
+and the linter never need torch. (The runtime sanitizer, ``torchcopy_lint.sanitizer``,
+imports torch when it is used.)
 
 - ``claims``       the claim pairs of the catalogue, their static view (the rule fires at the markers),
                    and the rule's autofix applied to the flagged claim

@@ -1,9 +1,14 @@
 """The claims of the catalogue, their static view, and the rule's autofix applied to them.
 
-Each rule file carries ``python claim`` and ``python claim-fixed`` blocks; the
-n-th ``claim`` is paired with the n-th ``claim-fixed``. The static view lints both
-with the rule itself: the rule must fire on exactly the ``# TCLNNN`` marker lines
-of the flagged program and stay silent on the fixed one.
+Each rule file carries ``python claim``, ``python claim-fixed`` and ``python
+claim-check`` blocks; the n-th ``claim`` is paired with the n-th ``claim-fixed``
+and judged by the n-th ``claim-check`` (or by the only one, when there is one).
+The claim and its fixed form are two scenarios; the check is the one observation
+that runs after each of them and calls ``observed(hazard, evidence)``: the fixed
+form is judged by the very test that found the hazard, not by a verdict of its
+own. The static view lints both scenarios with the rule itself: the rule must
+fire on exactly the ``# TCLNNN`` marker lines of the flagged program and stay
+silent on the fixed one.
 
 A rule with an autofix (``fix: safe`` or ``fix: unsafe``) gets a third program per
 pair: its ``claim`` block, markers left in, passed through the rule's own fix
@@ -30,10 +35,19 @@ class ClaimPair:
     flagged: Example
     fixed: Example
     path: Path
+    check: Example | None = None  # the shared observation; None only for pairs built by hand
 
     @property
     def label(self) -> str:
         return f"{self.code} claim {self.index}"
+
+    @property
+    def marked(self) -> tuple[int, ...]:
+        return tuple(self.flagged.marked_lines(self.code))
+
+    def program(self, scenario: str) -> str:
+        """The whole program that runs for a scenario: the scenario, then the shared check."""
+        return scenario + (self.check.source if self.check is not None else "")
 
 
 @dataclass(frozen=True)
@@ -54,13 +68,18 @@ def rule_claims(spec: RuleSpec) -> RuleClaims:
         return RuleClaims(spec.code, spec.name, spec.path, fix=spec.fix, no_claim=spec.no_claim)
     flagged = spec.examples_of("claim")
     fixed = spec.examples_of("claim-fixed")
+    checks = spec.examples_of("claim-check")
     problem = None
     if not flagged or not fixed:
         problem = f"{spec.path.name} needs a 'python claim' and a 'python claim-fixed' block"
     elif len(flagged) != len(fixed):
         problem = f"{spec.path.name} has {len(flagged)} 'python claim' blocks but {len(fixed)} 'python claim-fixed' blocks"
+    elif not checks:
+        problem = f"{spec.path.name} needs a 'python claim-check' block: the one observation applied to the claim and to its fixed form"
+    elif len(checks) not in (1, len(flagged)):
+        problem = f"{spec.path.name} has {len(flagged)} claim pairs but {len(checks)} 'python claim-check' blocks (one per pair, or one for all)"
     pairs = () if problem else tuple(
-        ClaimPair(spec.code, spec.name, index, bad, good, spec.path)
+        ClaimPair(spec.code, spec.name, index, bad, good, spec.path, checks[index - 1] if len(checks) > 1 else checks[0])
         for index, (bad, good) in enumerate(zip(flagged, fixed), start=1)
     )
     return RuleClaims(spec.code, spec.name, spec.path, pairs, problem, spec.fix)
@@ -100,7 +119,7 @@ def static_view(pair: ClaimPair) -> StaticView:
     from torchcopy_lint.engine import CannotCheck, lint_source
     from torchcopy_lint.registry import all_rules
 
-    marked = tuple(pair.flagged.marked_lines(pair.code))
+    marked = pair.marked
     if pair.code not in all_rules():
         return StaticView(marked, (), (), error=f"no checker is registered for {pair.code}")
     try:
@@ -122,6 +141,7 @@ class AutofixView:
     applied: int = 0  # fixes applied
     remaining: tuple[int, ...] = ()  # lines where the rule still fires on the autofixed program
     error: str | None = None
+    marked: tuple[int, ...] = ()  # the claim's markers, where the fix left them in the autofixed program
 
     @property
     def clean(self) -> bool:
@@ -155,4 +175,6 @@ def autofix_view(pair: ClaimPair, fix: str) -> AutofixView | None:
     if not outcome.changed:
         return AutofixView(fix, None, error="the autofix does not apply to the claim")
     remaining = tuple(sorted({finding.line for finding in outcome.remaining if finding.code == pair.code}))
-    return AutofixView(fix, outcome.fixed.decode("utf-8"), outcome.fixed_count, remaining)
+    source = outcome.fixed.decode("utf-8")
+    marked = tuple(Example("claim", source, 0).marked_lines(pair.code))
+    return AutofixView(fix, source, outcome.fixed_count, remaining, marked=marked)

@@ -1,7 +1,8 @@
 """``torchcopy-lint verify``: prove every rule's claim with real torch.
 
 Exit status: 0 every claim that ran was confirmed (skipped ones allowed), 1 a claim
-was refuted, 2 an error (a claim that failed to run, a usage error, torch missing).
+was refuted, 2 an error (a claim that failed to run, a usage error, torch missing,
+a ``--device`` that is not available here).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
         ),
         epilog="Exit status: 0 all claims that ran were confirmed, 1 a claim was refuted, 2 errors.",
     )
-    parser.add_argument("--device", action="append", metavar="DEVICE", help="cpu, cuda, cuda:1, mps, xpu (repeatable; default: cpu and every available accelerator)")
+    parser.add_argument("--device", action="append", metavar="DEVICE", help="cpu, cuda, cuda:1, mps, xpu (repeatable; default: cpu and every available accelerator); "
+        "a device named here that is not available is an error (exit 2)")
     parser.add_argument("--select", action="append", metavar="CODES", help="rules to verify (codes, prefixes, ALL; default: every rule, opt-in ones included)")
     parser.add_argument("--ignore", action="append", metavar="CODES", help="rules to leave out")
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default: text)")
@@ -44,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         "auto (default): fork for the CPU on Linux, spawn otherwise",
     )
     parser.add_argument("--rules-dir", type=Path, default=None, metavar="DIR", help="read the claims from this catalogue directory instead of the built-in one")
+    parser.add_argument("--no-sanitizer", action="store_true", help="leave out the sanitizer column (each claim run again under the runtime sanitizer)")
     parser.add_argument("-v", "--verbose", action="store_true", help="report each program on stderr as it finishes")
     return parser
 
@@ -70,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--timeout must be positive")
 
     from torchcopy_lint.catalogue import CatalogueError, load_catalogue
-    from torchcopy_lint.runtime.environment import KNOWN_DEVICE_TYPES, TorchMissing
+    from torchcopy_lint.runtime.environment import KNOWN_DEVICE_TYPES, TorchMissing, unavailable_reason
     from torchcopy_lint.selection import SelectionError, enabled_codes, validate
 
     devices: list[str] = []
@@ -111,13 +114,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             environment = executor.probe()
         except (TorchMissing, ProbeFailed) as error:
             return _error(str(error))
-        available = environment["available_devices"]
         if not devices:
-            devices = list(available)
-        unavailable = {device: f"{device.split(':')[0]} not available" for device in devices if device.split(":")[0] not in available}
+            devices = list(environment["available_devices"])
+        # A device asked for by name that is not here is an error, not a skip: nothing was verified on it.
+        absent = {device: reason for device in devices if (reason := unavailable_reason(device, environment))}
+        if absent:
+            return _error("; ".join(f"--device {device}: {reason}" for device, reason in absent.items()))
+        unavailable: dict[str, str] = {}
         environment["threads_per_program"] = args.threads
         cells = verify(rules, devices, unavailable, executor=executor, timeout=args.timeout or DEFAULT_TIMEOUT, progress=progress)
+    if not args.no_sanitizer:
+        from torchcopy_lint.sanitizer.claims import sanitizer_column
+
+        ran = [device for device in devices if device not in unavailable]
+        sanitizer = {device: sanitizer_column(rules, device) for device in ran}
     document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start)
+    if not args.no_sanitizer:
+        document["sanitizer"] = sanitizer
     sys.stdout.write(RENDERERS[args.format](document))
     sys.stdout.flush()
     return int(document["exit_status"])

@@ -103,6 +103,21 @@ def available_devices(torch: Any) -> list[str]:
     return [kind for kind in KNOWN_DEVICE_TYPES if device_available(torch, kind)]
 
 
+def unavailable_reason(device: str, environment: dict[str, Any]) -> str | None:
+    """Why a device asked for (``cuda``, ``cuda:1``, ``mps``) cannot run here, from the probed environment; None if it can."""
+    kind, _, index = device.partition(":")
+    available = environment.get("available_devices", [])
+    if kind not in available:
+        build = ""
+        if kind == "cuda" and environment.get("torch_cuda") is None and not environment.get("torch_hip"):
+            build = f"; torch {environment.get('torch')} is a CPU-only build"
+        return f"{kind} is not available here (torch reports: {', '.join(available) or 'nothing'} available{build})"
+    count = len(environment.get("device_names", {}).get(kind, [])) if kind != "cpu" else 1
+    if index and int(index) >= count:
+        return f"{device} does not exist here: torch sees {count} {kind} device(s)"
+    return None
+
+
 def _device_names(torch: Any, kind: str) -> list[str]:
     if kind == "cpu":
         return [f"{cpu_name()} ({os.cpu_count()} logical cores, {platform.machine()})"]

@@ -2,7 +2,8 @@
 
     python -m torchcopy_lint.runtime.harness --device cpu --name TCL001-claim < program.py
 
-It reads the program from stdin, seeds ``random``, numpy and torch, resets the
+It reads the program from stdin (``--request``: a JSON request with the scenario,
+its check and the lines to watch), seeds ``random``, numpy and torch, resets the
 device's state (one CPU thread by default: claims are about semantics, and
 intra-op threads only make them slow and noisy on a shared machine), and
 executes the program with these names provided:
@@ -11,6 +12,15 @@ executes the program with these names provided:
 - ``observed(hazard, evidence)``: the program's verdict, called exactly once
 - ``skip(reason)``: the claim cannot run here (stops the program)
 - ``shares_storage(a, b)``: whether two tensors share their storage
+
+A claim comes in two parts: the scenario (the ``claim``, ``claim-fixed`` or
+autofixed block) and the rule's shared check (``claim-check``), executed after
+it in the same namespace, its lines numbered on from the scenario's. Only the
+check gets ``observed``: a scenario cannot pronounce its own verdict. Lines to
+watch (the claim's ``# TCLNNN`` markers) are traced with ``sys.settrace`` in the
+program's own frames; the result says which of them had not run when
+``observed()`` was called (``unreached``): a hazard seen without its marked line
+having run does not come from that line.
 
 Whatever the program prints goes to stderr; stdout carries exactly one JSON line,
 the result: ``{"status": "observed", "hazard": ..., "evidence": ...}``,
@@ -32,6 +42,7 @@ forked child, so that no device is ever initialised in the worker itself.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -42,7 +53,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 RESULT_PREFIX = "@torchcopy-verify-result "
@@ -58,12 +69,16 @@ class ClaimProtocolError(Exception):
 
 
 class _Recorder:
-    def __init__(self) -> None:
+    def __init__(self, lines: set[int] | None = None) -> None:
         self.result: dict[str, Any] | None = None
+        self.lines = lines  # the program's lines run so far (traced), or None
+        self.lines_at_verdict: frozenset[int] = frozenset()
 
     def observed(self, hazard: Any, evidence: Any = "") -> None:
         if self.result is not None:
             raise ClaimProtocolError("observed() was called more than once")
+        if self.lines is not None:
+            self.lines_at_verdict = frozenset(self.lines)
         if not isinstance(hazard, bool):
             item = getattr(hazard, "item", None)  # a one-element bool tensor / numpy bool
             value = item() if callable(item) else hazard
@@ -158,14 +173,42 @@ def _error_message(error: BaseException, filename: str) -> str:
     return _one_line(last) + where
 
 
-def run(source: str, device: str, name: str, seed: int, threads: int = 1) -> dict[str, Any]:
-    """Execute one claim program and return its result (never raises, except KeyboardInterrupt)."""
+class _LineTracer:
+    """Records the lines run in frames of one file (the program's), ignoring every other frame."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.lines: set[int] = set()
+
+    def _local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self._local
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> Any:
+        return self._local if frame.f_code.co_filename == self.filename else None
+
+
+def _compile_check(check: str, filename: str, offset: int) -> Any:
+    """The check, numbered on from the scenario's last line, so errors name the line of the whole program."""
+    tree = ast.parse(check, filename)
+    ast.increment_lineno(tree, offset)
+    return compile(tree, filename, "exec")
+
+
+def run(source: str, device: str, name: str, seed: int, threads: int = 1, check: str | None = None, watch: Sequence[int] = ()) -> dict[str, Any]:
+    """Execute one claim program and return its result (never raises, except KeyboardInterrupt).
+
+    ``check``: the shared check run after ``source`` (which then gets no ``observed``);
+    ``watch``: program lines that must have run before ``observed()`` (reported as ``unreached``).
+    """
     filename = f"<{name}>"
     try:
         import torch
     except ImportError as error:
         return {"status": "error", "message": f"torch cannot be imported: {error}"}
-    recorder = _Recorder()
+    tracer = _LineTracer(filename) if watch else None
+    recorder = _Recorder(tracer.lines if tracer is not None else None)
     try:
         reason = _unavailable(torch, device)
         if reason:
@@ -175,12 +218,23 @@ def run(source: str, device: str, name: str, seed: int, threads: int = 1) -> dic
             "__name__": "__main__",
             "__file__": filename,
             "device": device,
-            "observed": recorder.observed,
             "skip": recorder.skip,
             "shares_storage": shares_storage,
         }
+        if check is None:
+            namespace["observed"] = recorder.observed
         code = compile(source, filename, "exec")
-        exec(code, namespace)  # noqa: S102 - running the claim is the point
+        check_code = _compile_check(check, filename, len(source.splitlines())) if check is not None else None
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            exec(code, namespace)  # noqa: S102 - running the claim is the point
+            if check_code is not None:
+                namespace["observed"] = recorder.observed  # whatever the scenario bound to the name
+                exec(check_code, namespace)  # noqa: S102
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
         synchronize(torch, device)
     except _Skip as skipped:
         return {"status": "skipped", "reason": str(skipped)}
@@ -192,7 +246,22 @@ def run(source: str, device: str, name: str, seed: int, threads: int = 1) -> dic
         return {"status": "error", "message": _error_message(error, filename)}
     if recorder.result is None:
         return {"status": "error", "message": "the program finished without calling observed(hazard, evidence)"}
+    if watch:
+        return {**recorder.result, "unreached": sorted(set(watch) - recorder.lines_at_verdict)}
     return recorder.result
+
+
+def run_request(request: dict[str, Any]) -> dict[str, Any]:
+    """``run`` for one JSON request (fork mode's and ``--request``'s)."""
+    return run(
+        request["source"],
+        request["device"],
+        request["name"],
+        int(request["seed"]),
+        int(request.get("threads", 1)),
+        check=request.get("check"),
+        watch=[int(line) for line in request.get("watch", ())],
+    )
 
 
 # -- fork mode: one interpreter imports torch once and forks a child per program ----------
@@ -329,10 +398,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
     timeout = float(request.get("timeout", 120))
     if request.get("probe"):
         return fork_call(probe, timeout)
-    return fork_call(
-        lambda: run(request["source"], request["device"], request["name"], int(request["seed"]), int(request.get("threads", 1))),
-        timeout,
-    )
+    return fork_call(lambda: run_request(request), timeout)
 
 
 _REPLY_FD: int | None = None
@@ -366,6 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: 1)")
     parser.add_argument("--serve", action="store_true", help="fork mode: read JSON requests on stdin, fork a child for each")
     parser.add_argument("--probe", action="store_true", help="print the environment as one result line")
+    parser.add_argument("--request", action="store_true", help="stdin is one JSON request (source, check, watch), not a program")
     args = parser.parse_args(argv)
     if args.serve:
         return serve()
@@ -380,7 +447,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.flush()
     result_stream = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    result = run(source, args.device, args.name, args.seed, args.threads)
+    if args.request:
+        request = json.loads(source)
+        result = run_request({"device": args.device, "name": args.name, "seed": args.seed, "threads": args.threads, **request})
+    else:
+        result = run(source, args.device, args.name, args.seed, args.threads)
     sys.stdout.flush()
     with result_stream:
         result_stream.write(RESULT_PREFIX + json.dumps(result) + "\n")

@@ -12,13 +12,22 @@ process group, with a timeout, seeded, so one claim cannot poison another:
 Programs run in parallel on a small thread pool (the threads only wait on their
 subprocess); each program gets one torch CPU thread (``--threads``).
 
+Each program is a scenario (the ``claim``, the ``claim-fixed`` or the autofixed
+claim) followed by the pair's shared ``claim-check``, which alone calls
+``observed()``. The claim's ``# TCLNNN`` lines are traced: each must have run
+before ``observed()`` was called.
+
 Verdict of one claim pair on one device, strongest first:
 
+- ``refuted``: the flagged program ran and observed no hazard, or observed it
+  before a marked line had run; the fixed program observed the hazard; the rule
+  does not fire exactly at the flagged program's markers / fires on the fixed one
+  (the static view); or the autofix was refuted. A refutation is reported even
+  where something else failed too (the evidence names both, and the exit status
+  is still 2)
 - ``error``: a program raised, timed out, crashed, or never called ``observed()``;
-  or the claim could not be linted / the rule has no checker or no claim pair
-- ``refuted``: the flagged program ran and observed no hazard, the fixed program
-  observed the hazard, or the rule does not fire exactly at the flagged program's
-  markers / fires on the fixed one (the static view)
+  the autofix does not apply or failed; or the claim could not be linted / the
+  rule has no checker or no claim pair
 - ``skipped``: a program called ``skip(reason)``, or the device is not available
 - ``confirmed``: everything agrees
 
@@ -28,8 +37,8 @@ status on a device (``autofix_outcome``), folded into the pair's verdict:
 
 - ``error``: the fix does not change the claim, fails or crashes, or the
   autofixed program raised, timed out, crashed or never called ``observed()``
-- ``refuted``: the autofixed program observed the hazard, or the rule still
-  fires on it
+- ``refuted``: the autofixed program observed the hazard (or observed none
+  before its marked line had run), or the rule still fires on it
 - ``skipped``: the autofixed program called ``skip(reason)``
 - ``unproven``: it observed no hazard, but the claim itself did not observe the
   hazard on this device, so there was nothing to remove (the pair is refuted,
@@ -38,8 +47,8 @@ status on a device (``autofix_outcome``), folded into the pair's verdict:
   it lints clean
 - ``n/a``: the rule offers no autofix
 
-A rule with several claim pairs gets the strongest verdict among them (a
-confirmed pair beats skipped ones); its autofix status likewise (a proven pair
+A rule with several claim pairs gets the strongest verdict among them (refuted,
+error, confirmed, skipped: a confirmed pair beats skipped ones); its autofix status likewise (a proven pair
 beats skipped ones).
 """
 
@@ -84,6 +93,7 @@ class ProgramRun:
     evidence: str = ""
     message: str = ""  # the skip reason or the error
     seconds: float = 0.0
+    unreached: tuple[int, ...] = ()  # watched (marked) lines that had not run when observed() was called
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +103,7 @@ class ProgramRun:
             "evidence": self.evidence,
             "message": self.message,
             "seconds": round(self.seconds, 3),
+            "unreached": list(self.unreached),
         }
 
 
@@ -131,6 +142,7 @@ class PairResult:
     static: StaticView | None
     runs: tuple[ProgramRun, ...]  # the claim and the claim-fixed program (the autofixed one is in ``autofix``)
     autofix: AutofixResult = NO_AUTOFIX
+    errors: tuple[str, ...] = ()  # what failed, also when a refutation outranks it in the verdict
 
     def as_dict(self) -> dict[str, Any]:
         static = None
@@ -149,6 +161,7 @@ class PairResult:
             "static": static,
             "runs": [run.as_dict() for run in self.runs],
             "autofix": self.autofix.as_dict(),
+            "errors": list(self.errors),
         }
 
 
@@ -164,6 +177,11 @@ class Cell:
     evidence: str
     pairs: tuple[PairResult, ...] = field(default_factory=tuple)
     autofix: AutofixResult = NO_AUTOFIX
+
+    @property
+    def has_error(self) -> bool:
+        """An error anywhere in the cell, even one reported beside a refutation."""
+        return self.verdict == ERROR or self.autofix.status == ERROR or any(pair.errors for pair in self.pairs)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -226,7 +244,8 @@ def _to_run(kind: str, result: dict[str, Any], seconds: float) -> ProgramRun:
     status = result.get("status")
     seconds = float(result.get("seconds", seconds))
     if status == "observed":
-        return ProgramRun(kind, "observed", hazard=bool(result.get("hazard")), evidence=str(result.get("evidence", "")), seconds=seconds)
+        unreached = tuple(int(line) for line in result.get("unreached", ()))
+        return ProgramRun(kind, "observed", hazard=bool(result.get("hazard")), evidence=str(result.get("evidence", "")), seconds=seconds, unreached=unreached)
     if status == "skipped":
         return ProgramRun(kind, "skipped", message=str(result.get("reason", "")), seconds=seconds)
     return ProgramRun(kind, "error", message=str(result.get("message", "unknown error")), seconds=seconds)
@@ -301,9 +320,26 @@ def _spawn(args: Sequence[str], stdin: str, timeout: float, seed: int, threads: 
     return result, seconds
 
 
-def run_program(source: str, device: str, name: str, kind: str, timeout: float = DEFAULT_TIMEOUT, seed: int = 0, threads: int = 1) -> ProgramRun:
-    """Run one claim program in a fresh interpreter (spawn mode); every failure becomes an ``error`` run."""
-    result, seconds = _spawn(["--device", device, "--name", name, "--seed", str(seed), "--threads", str(threads)], source, timeout, seed, threads)
+def run_program(
+    source: str,
+    device: str,
+    name: str,
+    kind: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    seed: int = 0,
+    threads: int = 1,
+    check: str | None = None,
+    watch: Sequence[int] = (),
+) -> ProgramRun:
+    """Run one claim program in a fresh interpreter (spawn mode); every failure becomes an ``error`` run.
+
+    ``check``: the shared check run after ``source``; ``watch``: lines that must run before ``observed()``.
+    """
+    args = ["--device", device, "--name", name, "--seed", str(seed), "--threads", str(threads)]
+    if check is not None or watch:
+        args.append("--request")
+        source = json.dumps({"source": source, "check": check, "watch": list(watch)})
+    result, seconds = _spawn(args, source, timeout, seed, threads)
     return _to_run(kind, result, seconds)
 
 
@@ -380,10 +416,11 @@ class ForkWorker:
             return {"status": "error", "message": f"unreadable result line: {reply[:200]!r}"}
         return result if isinstance(result, dict) else {"status": "error", "message": "unreadable result line"}
 
-    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+    def run(self, source: str, device: str, name: str, kind: str, timeout: float, check: str | None = None, watch: Sequence[int] = ()) -> ProgramRun:
         start = time.perf_counter()
+        payload = {"source": source, "device": device, "name": name, "seed": self.seed, "threads": self.threads, "check": check, "watch": list(watch)}
         try:
-            result = self.request({"source": source, "device": device, "name": name, "seed": self.seed, "threads": self.threads}, timeout)
+            result = self.request(payload, timeout)
         except WorkerDied as error:
             return ProgramRun(kind, "error", message=str(error), seconds=time.perf_counter() - start)
         return _to_run(kind, result, time.perf_counter() - start)
@@ -479,16 +516,17 @@ class Executor:
             raise TorchMissing(str(result.get("message")))
         raise ProbeFailed(f"cannot read the torch environment: {result.get('message')}")
 
-    def run(self, source: str, device: str, name: str, kind: str, timeout: float) -> ProgramRun:
+    def run(self, source: str, device: str, name: str, kind: str, timeout: float, check: str | None = None, watch: Sequence[int] = ()) -> ProgramRun:
+        """One program (``source``, then ``check`` when given) on one device; ``watch``: lines that must run."""
         if self.closed:
             return ProgramRun(kind, "error", message="not run: verify was stopped")
         if self._workers and uses_fork(self.isolation, device):
             worker = self._idle.get()
             try:
-                return worker.run(source, device, name, kind, timeout)
+                return worker.run(source, device, name, kind, timeout, check, watch)
             finally:
                 self._idle.put(worker)
-        return run_program(source, device, name, kind, timeout=timeout, seed=self.seed, threads=self.threads)
+        return run_program(source, device, name, kind, timeout=timeout, seed=self.seed, threads=self.threads, check=check, watch=watch)
 
     def close(self) -> None:
         self.closed = True
@@ -517,6 +555,8 @@ def autofix_outcome(view: AutofixView | None, flagged: ProgramRun, run: ProgramR
     refutations = []
     if run.status == "observed" and run.hazard:
         refutations.append(f"autofix does not remove the hazard: {_shorten(run.evidence)}")
+    if run.status == "observed" and run.unreached:
+        refutations.append(f"the autofixed claim's marked line(s) {list(run.unreached)} had not run when it observed{'' if run.hazard else ' no hazard'}")
     if view.remaining:
         refutations.append(view.describe())
     if refutations:
@@ -529,42 +569,52 @@ def autofix_outcome(view: AutofixView | None, flagged: ProgramRun, run: ProgramR
     return AutofixResult(PROVEN, f"{_shorten(run.evidence)}; {view.describe()}", view, run)
 
 
-def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun, autofix: AutofixResult = NO_AUTOFIX) -> tuple[str, str]:
-    """The verdict for one claim pair on one device, and its evidence in one line."""
+def _unreached(run: ProgramRun) -> str:
+    return f"marked line(s) {list(run.unreached)} had not run when the claim observed {'the hazard' if run.hazard else 'no hazard'}"
+
+
+def pair_verdict(static: StaticView | None, flagged: ProgramRun, fixed: ProgramRun, autofix: AutofixResult = NO_AUTOFIX) -> tuple[str, str, tuple[str, ...]]:
+    """The verdict for one claim pair on one device, its evidence in one line, and its errors.
+
+    A refutation outranks an error (both are in the evidence): an autofix that does not
+    apply, say, must not hide a claim that observed no hazard.
+    """
     runs = (("claim", flagged), ("fixed", fixed))
     errors = [f"{label}: {run.message}" for label, run in runs if run.status == "error"]
     if static is not None and static.error:
         errors.append(static.describe())
     if autofix.status == ERROR:
         errors.append(f"autofix: {autofix.evidence}")
-    if errors:
-        return ERROR, "; ".join(errors)
     refutations = []
     if flagged.status == "observed" and not flagged.hazard:
         refutations.append(f"claim observed no hazard: {_shorten(flagged.evidence)}")
+    if flagged.status == "observed" and flagged.unreached:
+        refutations.append(_unreached(flagged))
     if fixed.status == "observed" and fixed.hazard:
         refutations.append(f"fixed program observed the hazard: {_shorten(fixed.evidence)}")
-    if static is not None and not static.agrees:
+    if static is not None and static.error is None and not static.agrees:
         refutations.append(static.describe())
     if autofix.status == REFUTED:
         refutations.append(f"autofix: {autofix.evidence}")
     if refutations:
-        return REFUTED, "; ".join(refutations)
+        return REFUTED, "; ".join(refutations + errors), tuple(errors)
+    if errors:
+        return ERROR, "; ".join(errors), tuple(errors)
     skips = [run.message for _label, run in runs if run.status == "skipped"]
     if autofix.status == SKIPPED:
         skips.append(autofix.evidence)
     if skips:
-        return SKIPPED, "; ".join(dict.fromkeys(skips))
+        return SKIPPED, "; ".join(dict.fromkeys(skips)), ()
     evidence = f"claim: {_shorten(flagged.evidence)} | fixed: {_shorten(fixed.evidence)}"
     if static is not None:
         evidence += f" | {static.describe()}"
     if autofix.status != NOT_APPLICABLE:
         evidence += f" | autofix: {autofix.evidence}"
-    return CONFIRMED, evidence
+    return CONFIRMED, evidence, ()
 
 
 def _combine(pairs: Sequence[PairResult]) -> tuple[str, str]:
-    for verdict in (ERROR, REFUTED, CONFIRMED, SKIPPED):
+    for verdict in (REFUTED, ERROR, CONFIRMED, SKIPPED):
         chosen = [pair for pair in pairs if pair.verdict == verdict]
         if chosen:
             if len(pairs) == 1:
@@ -575,7 +625,7 @@ def _combine(pairs: Sequence[PairResult]) -> tuple[str, str]:
 
 def _combine_autofix(pairs: Sequence[PairResult]) -> AutofixResult:
     """A rule's autofix status on one device: the strongest among its pairs (a proven pair beats skipped ones)."""
-    for status in (ERROR, REFUTED, UNPROVEN, PROVEN, SKIPPED, NOT_APPLICABLE):
+    for status in (REFUTED, ERROR, UNPROVEN, PROVEN, SKIPPED, NOT_APPLICABLE):
         chosen = [pair for pair in pairs if pair.autofix.status == status]
         if chosen:
             if len(pairs) == 1:
@@ -608,12 +658,20 @@ def verify(
             autofixes[(rule.code, pair.index)] = autofix_view(pair, rule.fix)
 
     def source_of(pair: ClaimPair, kind: str) -> str | None:
+        """The scenario of a program (its check is the pair's)."""
         if kind == "claim":
             return pair.flagged.source
         if kind == "claim-fixed":
             return pair.fixed.source
         view = autofixes[(pair.code, pair.index)]
         return view.source if view is not None else None
+
+    def watched(pair: ClaimPair, kind: str) -> tuple[int, ...]:
+        """The marked lines that must run: the claim's, and where the autofix left them."""
+        if kind == "claim":
+            return pair.marked
+        view = autofixes[(pair.code, pair.index)]
+        return view.marked if kind == "claim-autofixed" and view is not None else ()
 
     tasks: list[tuple[ClaimPair, str, str]] = [
         (pair, device, kind)
@@ -632,7 +690,8 @@ def verify(
         pair, device, kind = task
         source = source_of(pair, kind)
         assert executor is not None and source is not None
-        run = executor.run(source, device, f"{pair.code}-{kind}-{pair.index}", kind, timeout)
+        check = pair.check.source if pair.check is not None else None
+        run = executor.run(source, device, f"{pair.code}-{kind}-{pair.index}", kind, timeout, check, watched(pair, kind))
         if progress is not None:
             progress(f"{pair.code} claim {pair.index} {kind} on {device}: {run.status} ({run.seconds:.1f} s)")
         return run
@@ -674,18 +733,17 @@ def verify(
                 fixed = finished[(pair, device, "claim-fixed")]
                 static = statics[(rule.code, pair.index)]
                 autofix = autofix_outcome(autofixes[(rule.code, pair.index)], flagged, finished.get((pair, device, "claim-autofixed")))
-                verdict, evidence = pair_verdict(static, flagged, fixed, autofix)
-                results.append(PairResult(pair.index, verdict, evidence, static, (flagged, fixed), autofix))
+                verdict, evidence, errors = pair_verdict(static, flagged, fixed, autofix)
+                results.append(PairResult(pair.index, verdict, evidence, static, (flagged, fixed), autofix, errors))
             verdict, evidence = _combine(results)
             cells.append(Cell(rule.code, rule.name, rule.path.name, device, verdict, evidence, tuple(results), _combine_autofix(results)))
     return cells
 
 
 def exit_status(cells: Sequence[Cell]) -> int:
-    """0 every claim that ran was confirmed, 1 a claim was refuted, 2 an error."""
-    verdicts = {cell.verdict for cell in cells}
-    if ERROR in verdicts:
+    """0 every claim that ran was confirmed, 1 a claim was refuted, 2 an error (also one beside a refutation)."""
+    if any(cell.has_error for cell in cells):
         return 2
-    if REFUTED in verdicts:
+    if any(cell.verdict == REFUTED for cell in cells):
         return 1
     return 0

@@ -199,14 +199,17 @@ class Evaluator:
         return []
 
     def _evaluate_form(self, expr: cst.BaseExpression, off: bool) -> Value:
-        if isinstance(expr, cst.Name):
-            return self._name(expr)
-        if isinstance(expr, cst.Attribute):
-            return self._attribute(expr, off)
-        if isinstance(expr, cst.Call):
-            return self._call(expr, off)
-        if isinstance(expr, cst.Subscript):
-            return self._subscript(expr, off)
+        # ``type(...) is``: LibCST's node classes are final, and isinstance against them goes
+        # through ABCMeta for every miss (measured: a tenth of the analysis on torch's source).
+        form = type(expr)
+        if form is cst.Name:
+            return self._name(expr)  # type: ignore[arg-type]
+        if form is cst.Attribute:
+            return self._attribute(expr, off)  # type: ignore[arg-type]
+        if form is cst.Call:
+            return self._call(expr, off)  # type: ignore[arg-type]
+        if form is cst.Subscript:
+            return self._subscript(expr, off)  # type: ignore[arg-type]
         if isinstance(expr, cst.BinaryOperation):
             return self._arithmetic(self.value(expr.left, off), self.value(expr.right, off), off)
         if isinstance(expr, cst.UnaryOperation):

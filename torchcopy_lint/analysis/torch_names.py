@@ -28,10 +28,11 @@ class TorchNames:
 
     def qualname(self, expr: cst.BaseExpression, _depth: int = 0) -> str | None:
         """The dotted name ``expr`` refers to, when it is rooted at an import."""
-        if isinstance(expr, cst.Name):
+        form = type(expr)  # not isinstance: LibCST's classes are final, and ABCMeta makes misses slow
+        if form is cst.Name:
             found = {self._binding_qualname(binding, _depth) for binding in self._lookup(expr)}
             return found.pop() if len(found) == 1 else None
-        if isinstance(expr, cst.Attribute):
+        if form is cst.Attribute:
             base = self.qualname(expr.value, _depth)
             return f"{base}.{expr.attr.value}" if base else None
         return None

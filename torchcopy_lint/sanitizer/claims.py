@@ -118,10 +118,11 @@ class SanitizerVerdict:
 
 
 def programs_for(rules: Sequence[Any], device: str, unobservable: bool = False) -> list[dict[str, Any]]:
-    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``); those of
-    the rules the sanitizer cannot observe only with ``unobservable``."""
+    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``), each its
+    scenario followed by the pair's shared check (which calls ``observed()``, as under ``verify``);
+    those of the rules the sanitizer cannot observe only with ``unobservable``."""
     return [
-        {"name": f"{pair.code}-{kind}-{pair.index}", "source": example.source, "device": device}
+        {"name": f"{pair.code}-{kind}-{pair.index}", "source": pair.program(example.source), "device": device}
         for rule in rules
         if rule.no_claim is None and (unobservable or rule.code not in NOT_OBSERVABLE)
         for pair in rule.pairs

@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-torchfix", action="store_true", help="do not run TorchFix")
     parser.add_argument("--skip-screened", action="store_true", help="do not run the bare-screened diagnostic")
     parser.add_argument("--single-file", type=Path, default=None, help="the file for the one-file timings (default: torch/nn/modules/module.py)")
+    parser.add_argument("--single-file-only", action="store_true", help="time only the one-file runs (print them as JSON)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file (default: benchmarks/results/<timestamp>.json)")
     args = parser.parse_args(argv)
 
@@ -196,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     from torchcopy_lint.registry import all_rules
 
     target = (args.target or torch_dir()).resolve()
+    if args.single_file_only:
+        single = time_single_file(args.single_file or target / "nn" / "modules" / "module.py", snapshot, work, args.repeat)
+        shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps({"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "single_file": single}, indent=2))
+        return 0
     jobs = args.jobs or bare_parse.default_jobs()
     torchfix = None if args.skip_torchfix else ensure_torchfix(args.venv.resolve())
 

@@ -435,18 +435,21 @@ class _Collector(ast.NodeVisitor):
             for key in self._classes[-1]:
                 self._flow(key, {node.name})  # calling an instance runs forward()
         decorated_off = any(not _GRAD_OFF_WORDS.isdisjoint(map(bare, self.keys_in(decorator))) for decorator in node.decorator_list)
-        grad_off = self._grad_off
-        self._grad_off = 1 if decorated_off else 0
         self._function.append(callers)
-        outer_body, self._class_body = self._class_body, False
-        for statement in node.body:
-            self.visit(statement)
-        self._class_body = outer_body
+        self._visit_body(node.body, grad_off=1 if decorated_off else 0, class_body=False)
         self._function.pop()
         self._leave()
-        self._grad_off = grad_off
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _visit_body(self, body: list[ast.stmt], *, grad_off: int, class_body: bool) -> None:
+        """A function's or class's body: grad mode starts afresh (a body runs when called), and
+        names bound directly in a class body are attributes."""
+        outer_grad, outer_class = self._grad_off, self._class_body
+        self._grad_off, self._class_body = grad_off, class_body
+        for statement in body:
+            self.visit(statement)
+        self._grad_off, self._class_body = outer_grad, outer_class
 
     def _parameter_keys(self, arguments: ast.arguments) -> list[str]:
         keys = []
@@ -484,15 +487,9 @@ class _Collector(ast.NodeVisitor):
             self.visit(expr)
             for key in keys:
                 self._flow(key, self.keys_in(expr))
-        grad_off = self._grad_off
-        self._grad_off = 0
         self._classes.append(keys)
-        outer_body, self._class_body = self._class_body, True
-        for statement in node.body:
-            self.visit(statement)
-        self._class_body = outer_body
+        self._visit_body(node.body, grad_off=0, class_body=True)
         self._classes.pop()
-        self._grad_off = grad_off
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:

@@ -15,10 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import REPO  # noqa: E402
-from torchcopy_lint.catalogue import load_catalogue  # noqa: E402
+from torchcopy_lint.catalogue import Example, load_catalogue  # noqa: E402
 from torchcopy_lint.engine import lint_source  # noqa: E402
 from torchcopy_lint.registry import all_rules  # noqa: E402
-from torchcopy_lint.runtime.claims import rule_claims  # noqa: E402
+from torchcopy_lint.runtime.claims import ClaimPair, RuleClaims, rule_claims  # noqa: E402
 from torchcopy_lint.runtime.runner import child_env  # noqa: E402
 from torchcopy_lint.sanitizer import TorchCopyHazard, TorchCopyHazardWarning  # noqa: E402
 from torchcopy_lint.sanitizer.claims import programs_for, run_programs, verdicts  # noqa: E402
@@ -101,6 +101,57 @@ def test_verdicts_per_rule(claim_results) -> None:
     """What verify's sanitizer column shows: every rule with a claim is flagged, the rest n/a."""
     statuses = {code: verdict.status for code, verdict in verdicts(RULES, claim_results[1]).items()}
     assert statuses == {rule.code: "n/a" if rule.code in NOT_OBSERVABLE or rule.no_claim else "flags" for rule in RULES}
+
+
+def _hazards(*lines: int, code: str = "TCL001") -> list[dict]:
+    return [{"code": code, "line": line} for line in lines]
+
+
+@pytest.mark.parametrize(
+    ("claim", "fixed", "status"),
+    [
+        ({"status": "observed", "hazards": _hazards(5)}, {"status": "observed", "hazards": []}, "flags"),
+        # reported only in the check (line 8 of the program): not where the claim's marker is
+        ({"status": "observed", "hazards": _hazards(8)}, {"status": "observed", "hazards": []}, "missed"),
+        ({"status": "observed", "hazards": _hazards(5, 8)}, {"status": "observed", "hazards": []}, "noisy"),
+        ({"status": "observed", "hazards": _hazards(5)}, {"status": "observed", "hazards": _hazards(9)}, "noisy"),
+        ({"status": "observed", "hazards": _hazards(5) + _hazards(7, code="TCL005")}, {"status": "observed", "hazards": _hazards(7, code="TCL005")}, "flags"),
+        ({"status": "error", "message": "boom", "hazards": _hazards(5)}, {"status": "observed", "hazards": []}, "error"),
+    ],
+)
+def test_a_verdict_is_anchored_on_the_claim_s_markers(claim: dict, fixed: dict, status: str) -> None:
+    """The claim program is the scenario and its check: the rule counts as flagged only at the
+    scenario's marked lines (TCL001's claim: line 5), never anywhere else in the program."""
+    (rule,) = [rule for rule in RULES if rule.code == "TCL001"]
+    assert rule.pairs[0].marked == (5,)
+    verdict = verdicts([rule], {"TCL001-claim-1": claim, "TCL001-claim-fixed-1": fixed})["TCL001"]
+    assert verdict.status == status, verdict
+
+
+def _one_pair(scenario: str, check: str) -> RuleClaims:
+    example = Example("claim", scenario, 1)
+    pair = ClaimPair("TCL005", "detached-inplace", 1, example, Example("claim-fixed", scenario, 1), REPO, Example("claim-check", check, 1))
+    return RuleClaims("TCL005", "detached-inplace", REPO, (pair,))
+
+
+def test_a_sanitized_program_runs_as_verify_runs_it() -> None:
+    """Scenario, then check in the same namespace, its lines numbered on from the scenario's (a
+    hazard in the check is reported at its line of the whole program); only the check gets
+    ``observed``, so a scenario cannot pronounce its own verdict here either."""
+    scenario = "import torch\nw = torch.ones(3, requires_grad=True)\nd = w.detach()\n"
+    check = "d.mul_(2)\nobserved(hazard=bool(w[0] == 2), evidence='written through d')\n"
+    rule = _one_pair(scenario, check)
+    (program, _fixed) = programs_for([rule], "cpu")
+    assert (program["source"], program["check"]) == (scenario, check)
+    result = run_programs([program])["TCL005-claim-1"]
+    assert (result["status"], result["hazard"]) == ("observed", True), result
+    assert [(hazard["code"], hazard["line"]) for hazard in result["hazards"]] == [("TCL005", 4)]
+    assert _static(rule.pairs[0].program(scenario)) == {("TCL005", 4)}  # what the test above lints
+
+    verdict_in_scenario = _one_pair(scenario + "observed(hazard=True, evidence='my own verdict')\n", "pass\n")
+    (program, _fixed) = programs_for([verdict_in_scenario], "cpu")
+    result = run_programs([program])["TCL005-claim-1"]
+    assert result["status"] == "error" and "observed" in result["message"], result
 
 
 # -- the pitfall: saved-tensor hooks switch off autograd's own version check ---------------

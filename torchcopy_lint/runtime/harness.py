@@ -54,6 +54,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 RESULT_PREFIX = "@torchcopy-verify-result "
@@ -196,11 +197,22 @@ def _compile_check(check: str, filename: str, offset: int) -> Any:
     return compile(tree, filename, "exec")
 
 
-def run(source: str, device: str, name: str, seed: int, threads: int = 1, check: str | None = None, watch: Sequence[int] = ()) -> dict[str, Any]:
+def run(
+    source: str,
+    device: str,
+    name: str,
+    seed: int,
+    threads: int = 1,
+    check: str | None = None,
+    watch: Sequence[int] = (),
+    within: AbstractContextManager[Any] | None = None,
+) -> dict[str, Any]:
     """Execute one claim program and return its result (never raises, except KeyboardInterrupt).
 
     ``check``: the shared check run after ``source`` (which then gets no ``observed``);
-    ``watch``: program lines that must have run before ``observed()`` (reported as ``unreached``).
+    ``watch``: program lines that must have run before ``observed()`` (reported as ``unreached``);
+    ``within``: a context the scenario and its check run inside (the sanitizer's session, so
+    that it watches exactly the program ``verify`` runs, run the same way).
     """
     filename = f"<{name}>"
     try:
@@ -228,10 +240,11 @@ def run(source: str, device: str, name: str, seed: int, threads: int = 1, check:
         if tracer is not None:
             sys.settrace(tracer)
         try:
-            exec(code, namespace)  # noqa: S102 - running the claim is the point
-            if check_code is not None:
-                namespace["observed"] = recorder.observed  # whatever the scenario bound to the name
-                exec(check_code, namespace)  # noqa: S102
+            with within if within is not None else nullcontext():
+                exec(code, namespace)  # noqa: S102 - running the claim is the point
+                if check_code is not None:
+                    namespace["observed"] = recorder.observed  # whatever the scenario bound to the name
+                    exec(check_code, namespace)  # noqa: S102
         finally:
             if tracer is not None:
                 sys.settrace(None)

@@ -1,11 +1,13 @@
-"""The catalogue's claim programs run under the sanitizer: does it flag each rule's claim, and
-stay silent (for that rule) on the fixed program?
+"""The catalogue's claim programs run under the sanitizer: does it flag each rule's claim at its
+markers, and stay silent (for that rule) on the fixed program?
 
-Used by the tests and by ``verify``'s ``sanitizer`` column. The parent (no torch) sends the
-programs to one child, ``python -m torchcopy_lint.sanitizer.claims``, which imports torch once
-and runs each program in a forked child of its own (``runtime.harness.fork_call``; in-process
-where fork is unavailable) with the names ``verify`` provides (``device``, ``observed``,
-``skip``, ``shares_storage``), in ``collect`` mode.
+Used by the tests and by ``verify``'s ``sanitizer`` column. A program is what ``verify`` runs: a
+scenario (``claim`` or ``claim-fixed``) followed by the pair's shared ``claim-check``, through the
+same ``runtime.harness.run`` (only the check gets ``observed``; its lines are numbered on from the
+scenario's), with the sanitizer's session (``collect`` mode) around both. The parent (no torch)
+sends the programs to one child, ``python -m torchcopy_lint.sanitizer.claims``, which imports
+torch once and runs each program in a forked child of its own (``runtime.harness.fork_call``;
+in-process where fork is unavailable).
 """
 
 from __future__ import annotations
@@ -25,35 +27,14 @@ FLAGS = "flags"
 STATUSES = (FLAGS, "missed", "noisy", "error", "n/a")
 
 
-def run_sanitized(source: str, device: str, name: str, seed: int = 0, threads: int = 1) -> dict[str, Any]:
-    """One program under ``sanitize(mode="collect")``: its own result and the hazards reported."""
-    import torch
-
+def run_sanitized(source: str, device: str, name: str, seed: int = 0, threads: int = 1, check: str | None = None) -> dict[str, Any]:
+    """One program (``source``, then ``check``) run as ``verify`` runs it, under
+    ``sanitize(mode="collect")``: its own result and the hazards reported."""
     from torchcopy_lint.runtime import harness
     from torchcopy_lint.sanitizer.session import Sanitizer
 
-    filename = f"<{name}>"
-    recorder = harness._Recorder()
     sanitizer = Sanitizer("collect")
-    outcome: dict[str, Any]
-    try:
-        reason = harness._unavailable(torch, device)
-        if reason:
-            return {"status": "skipped", "reason": reason, "hazards": []}
-        harness.reset_state(torch, device, seed, threads)
-        namespace = {"__name__": "__main__", "__file__": filename, "device": device, "observed": recorder.observed,
-                     "skip": recorder.skip, "shares_storage": harness.shares_storage}
-        code = compile(source, filename, "exec")
-        with sanitizer:
-            exec(code, namespace)  # noqa: S102 - running the claim is the point
-        harness.synchronize(torch, device)
-        outcome = recorder.result or {"status": "error", "message": "the program finished without calling observed()"}
-    except harness._Skip as skipped:
-        outcome = {"status": "skipped", "reason": str(skipped)}
-    except KeyboardInterrupt:
-        raise
-    except BaseException as error:  # noqa: BLE001 - every failure is a result
-        outcome = {"status": "error", "message": harness._error_message(error, filename)}
+    outcome = harness.run(source, device, name, seed, threads, check=check, within=sanitizer)
     outcome["hazards"] = [hazard.as_dict() for hazard in sanitizer.report]
     return outcome
 
@@ -70,7 +51,7 @@ def serve() -> int:
     programs = json.loads(sys.stdin.read() or "[]")
     for program in programs:
         def work(program: dict[str, Any] = program) -> dict[str, Any]:
-            return run_sanitized(program["source"], program["device"], program["name"], int(program.get("seed", 0)))
+            return run_sanitized(program["source"], program["device"], program["name"], int(program.get("seed", 0)), check=program.get("check"))
 
         try:
             result = harness.fork_call(work, float(program.get("timeout", 120))) if hasattr(os, "fork") else work()
@@ -82,7 +63,7 @@ def serve() -> int:
 
 
 def run_programs(programs: Sequence[dict[str, Any]], timeout: float = 600.0) -> dict[str, dict[str, Any]]:
-    """Run ``programs`` ({name, source, device}) in one child process; results by name."""
+    """Run ``programs`` ({name, source, check, device}) in one child process; results by name."""
     from torchcopy_lint.runtime.runner import child_env
 
     completed = subprocess.run(
@@ -107,8 +88,10 @@ def run_programs(programs: Sequence[dict[str, Any]], timeout: float = 600.0) -> 
 
 @dataclass(frozen=True)
 class SanitizerVerdict:
-    """The sanitizer on one rule's claims: ``flags`` (every claim reports the rule, no fixed
-    program does), ``missed``, ``noisy`` (a fixed program reports the rule), ``error`` or ``n/a``."""
+    """The sanitizer on one rule's claims: ``flags`` (every claim program reports the rule at
+    exactly its ``# TCLNNN`` markers, no fixed program reports it), ``missed`` (a marked line not
+    reported), ``noisy`` (reported where nothing is marked: a fixed program, or an unmarked line of
+    the claim program, its check included), ``error`` or ``n/a``."""
 
     status: str
     evidence: str
@@ -118,11 +101,16 @@ class SanitizerVerdict:
 
 
 def programs_for(rules: Sequence[Any], device: str, unobservable: bool = False) -> list[dict[str, Any]]:
-    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``), each its
-    scenario followed by the pair's shared check (which calls ``observed()``, as under ``verify``);
-    those of the rules the sanitizer cannot observe only with ``unobservable``."""
+    """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``): each
+    scenario with the pair's shared check, which runs after it and alone calls ``observed()``,
+    as under ``verify``; those of the rules the sanitizer cannot observe only with ``unobservable``."""
     return [
-        {"name": f"{pair.code}-{kind}-{pair.index}", "source": pair.program(example.source), "device": device}
+        {
+            "name": f"{pair.code}-{kind}-{pair.index}",
+            "source": example.source,
+            "check": pair.check.source if pair.check is not None else None,
+            "device": device,
+        }
         for rule in rules
         if rule.no_claim is None and (unobservable or rule.code not in NOT_OBSERVABLE)
         for pair in rule.pairs
@@ -134,8 +122,29 @@ def _codes(result: dict[str, Any]) -> list[str]:
     return sorted({hazard["code"] for hazard in result.get("hazards", [])})
 
 
+def _lines(result: dict[str, Any], code: str) -> list[int]:
+    return sorted({int(hazard["line"]) for hazard in result.get("hazards", []) if hazard["code"] == code})
+
+
+def _numbers(lines: Sequence[int]) -> str:
+    return ", ".join(str(line) for line in lines) or "none"
+
+
+def _pair_status(code: str, marked: Sequence[int], claim: dict[str, Any], fixed: dict[str, Any]) -> str:
+    """One pair's status, from its two results (their rule's hazards only)."""
+    if "error" in (claim["status"], fixed["status"]):
+        return "error"
+    reported = _lines(claim, code)
+    if not set(marked) <= set(reported):
+        return "missed"
+    if set(reported) - set(marked) or _lines(fixed, code):
+        return "noisy"
+    return FLAGS
+
+
 def verdicts(rules: Sequence[Any], results: dict[str, dict[str, Any]]) -> dict[str, SanitizerVerdict]:
-    """Per rule, from the results of ``programs_for``."""
+    """Per rule, from the results of ``programs_for``: the worst of its pairs' statuses."""
+    rank = ("error", "missed", "noisy", FLAGS)
     out: dict[str, SanitizerVerdict] = {}
     for rule in rules:
         if rule.no_claim is not None or rule.code in NOT_OBSERVABLE:
@@ -144,32 +153,26 @@ def verdicts(rules: Sequence[Any], results: dict[str, dict[str, Any]]) -> dict[s
         if not rule.pairs:
             out[rule.code] = SanitizerVerdict("error", rule.problem or "no claims")
             continue
-        status, notes = FLAGS, []
+        statuses, notes = [], []
         for pair in rule.pairs:
             claim = results.get(f"{pair.code}-claim-{pair.index}", {"status": "error", "message": "not run"})
             fixed = results.get(f"{pair.code}-claim-fixed-{pair.index}", {"status": "error", "message": "not run"})
+            statuses.append(_pair_status(rule.code, pair.marked, claim, fixed))
             for label, result in (("claim", claim), ("fixed", fixed)):
                 if result["status"] == "error":
-                    status = "error"
                     notes.append(f"{label} {pair.index}: {result.get('message', '')}")
-            flagged = [h for h in claim.get("hazards", []) if h["code"] == rule.code]
-            noisy = [h for h in fixed.get("hazards", []) if h["code"] == rule.code]
-            if status != "error" and not flagged:
-                status = "missed"
-            if status not in ("error", "missed") and noisy:
-                status = "noisy"
-            lines = ", ".join(str(h["line"]) for h in flagged)
             notes.append(
-                f"claim {pair.index}: {rule.code} at line(s) {lines or 'none'} (all codes: {', '.join(_codes(claim)) or 'none'}); "
-                f"fixed: {', '.join(_codes(fixed)) or 'no hazard'}"
+                f"claim {pair.index}: {rule.code} at line(s) {_numbers(_lines(claim, rule.code))}, marked {_numbers(pair.marked)} "
+                f"(all codes: {', '.join(_codes(claim)) or 'none'}); fixed: {', '.join(_codes(fixed)) or 'no hazard'}"
             )
-        out[rule.code] = SanitizerVerdict(status, "; ".join(notes))
+        out[rule.code] = SanitizerVerdict(min(statuses, key=rank.index), "; ".join(notes))
     return out
 
 
 def sanitizer_column(rules: Sequence[Any], device: str = "cpu") -> dict[str, dict[str, str]]:
-    """``verify``'s sanitizer column: per rule, does the sanitizer flag the claim and stay silent on
-    the fixed program (runs every claim once more, under the sanitizer, on ``device``)."""
+    """``verify``'s sanitizer column: per rule, does the sanitizer flag the claim at its markers and
+    stay silent on the fixed program (runs every claim and fixed program once more, each scenario
+    with its check, under the sanitizer, on ``device``)."""
     programs = programs_for(rules, device)
     results = run_programs(programs) if programs else {}
     return {code: verdict.as_dict() for code, verdict in verdicts(rules, results).items()}

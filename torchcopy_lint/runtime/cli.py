@@ -22,9 +22,11 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchcopy-lint verify",
         description=(
-            "Run every rule's claim (the `python claim` / `python claim-fixed` programs of its catalogue file) "
-            "with real PyTorch, one subprocess per program and device, and lint both programs with the rule. "
+            "Run every rule's claim (the `python claim` / `python claim-fixed` scenarios of its catalogue file, "
+            "each followed by its shared `python claim-check`) with real PyTorch, one subprocess per program and device, "
+            "and lint both scenarios with the rule. "
             "A rule with an autofix also runs its flagged claim after the fix, which must remove the hazard. "
+            "The sanitizer column runs each program once more under the runtime sanitizer. "
             f"Needs torch: {INSTALL_HINT}"
         ),
         epilog="Exit status: 0 all claims that ran were confirmed, 1 a claim was refuted, 2 errors.",
@@ -46,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         "auto (default): fork for the CPU on Linux, spawn otherwise",
     )
     parser.add_argument("--rules-dir", type=Path, default=None, metavar="DIR", help="read the claims from this catalogue directory instead of the built-in one")
-    parser.add_argument("--no-sanitizer", action="store_true", help="leave out the sanitizer column (each claim run again under the runtime sanitizer)")
+    parser.add_argument("--no-sanitizer", action="store_true", help="leave out the sanitizer column (each claim and fixed program, scenario and check, run again under the runtime sanitizer)")
     parser.add_argument("-v", "--verbose", action="store_true", help="report each program on stderr as it finishes")
     return parser
 
@@ -123,14 +125,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         unavailable: dict[str, str] = {}
         environment["threads_per_program"] = args.threads
         cells = verify(rules, devices, unavailable, executor=executor, timeout=args.timeout or DEFAULT_TIMEOUT, progress=progress)
+    sanitizer = None
     if not args.no_sanitizer:
         from torchcopy_lint.sanitizer.claims import sanitizer_column
 
         ran = [device for device in devices if device not in unavailable]
-        sanitizer = {device: sanitizer_column(rules, device) for device in ran}
-    document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start)
-    if not args.no_sanitizer:
-        document["sanitizer"] = sanitizer
+        timeout = args.timeout or DEFAULT_TIMEOUT
+        sanitizer = {device: sanitizer_column(rules, device, seed=args.seed, threads=args.threads, timeout=timeout) for device in ran}
+    document = build_document(environment, devices, unavailable, cells, time.perf_counter() - start, sanitizer)
     sys.stdout.write(RENDERERS[args.format](document))
     sys.stdout.flush()
     return int(document["exit_status"])

@@ -12,6 +12,11 @@ renderers read format 1 documents too (their autofix shows as n/a).
 Format 3 added, per claim, ``errors`` (what failed, also beside a refutation, which
 now outranks an error in the verdict) and, per program run, ``unreached`` (the
 claim's marked lines that had not run when its check called ``observed()``).
+
+``sanitizer`` (absent with ``--no-sanitizer``): ``{device: {code: {"status", "evidence"}}}``
+from ``sanitizer.claims.sanitizer_column``, each claim and fixed program (scenario, then the
+shared check) run once more under the runtime sanitizer; status one of
+``sanitizer.claims.STATUSES``. The renderers show it as a last column when present.
 """
 
 from __future__ import annotations
@@ -25,11 +30,18 @@ from torchcopy_lint.runtime.runner import AUTOFIX_STATUSES, NOT_APPLICABLE, SKIP
 DOCUMENT_VERSION = 3
 
 
-def build_document(environment: dict[str, Any], devices: Sequence[str], unavailable: dict[str, str], cells: Sequence[Cell], seconds: float) -> dict[str, Any]:
+def build_document(
+    environment: dict[str, Any],
+    devices: Sequence[str],
+    unavailable: dict[str, str],
+    cells: Sequence[Cell],
+    seconds: float,
+    sanitizer: dict[str, dict[str, dict[str, str]]] | None = None,
+) -> dict[str, Any]:
     counts = {verdict: sum(cell.verdict == verdict for cell in cells) for verdict in VERDICTS}
     autofix_counts = {status: sum(cell.autofix.status == status for cell in cells) for status in AUTOFIX_STATUSES}
     ran = [device for device in devices if device not in unavailable]
-    return {
+    document = {
         "format_version": DOCUMENT_VERSION,
         "environment": environment,
         "devices": list(devices),
@@ -41,6 +53,9 @@ def build_document(environment: dict[str, Any], devices: Sequence[str], unavaila
         "exit_status": exit_status(cells),
         "seconds": round(seconds, 2),
     }
+    if sanitizer is not None:
+        document["sanitizer"] = sanitizer
+    return document
 
 
 def _rules(document: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -233,8 +248,11 @@ def render_markdown(document: dict[str, Any]) -> str:
     if sanitizer:
         out += [
             "",
-            "The Sanitizer column runs each claim once more under the runtime sanitizer (docs/sanitizer.md): **flags** means",
-            "it reported the rule on the claim program and not on the fixed program; n/a names why it cannot see the rule.",
+            "The Sanitizer column runs each claim and fixed program (its scenario, then the shared check) once more under the",
+            "runtime sanitizer (docs/sanitizer.md): **flags** means it reported the rule at exactly the claim's `# TCLNNN` lines",
+            "and nowhere in the fixed program; **missed**: a marked line was not reported; **noisy**: the rule was reported",
+            "where nothing is marked (the fixed program, or another line of the claim's, its check included); n/a names why",
+            "it cannot see the rule.",
         ]
     out += ["", _md(_summary_line(document)) + ".", "", "## Evidence", ""]
     for code, _name, _file in rules:

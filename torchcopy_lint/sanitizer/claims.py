@@ -51,7 +51,9 @@ def serve() -> int:
     programs = json.loads(sys.stdin.read() or "[]")
     for program in programs:
         def work(program: dict[str, Any] = program) -> dict[str, Any]:
-            return run_sanitized(program["source"], program["device"], program["name"], int(program.get("seed", 0)), check=program.get("check"))
+            return run_sanitized(
+                program["source"], program["device"], program["name"], int(program.get("seed", 0)), int(program.get("threads", 1)), program.get("check")
+            )
 
         try:
             result = harness.fork_call(work, float(program.get("timeout", 120))) if hasattr(os, "fork") else work()
@@ -62,26 +64,34 @@ def serve() -> int:
     return 0
 
 
+def _text(output: str | bytes | None) -> str:
+    return output.decode("utf-8", "replace") if isinstance(output, bytes) else output or ""
+
+
 def run_programs(programs: Sequence[dict[str, Any]], timeout: float = 600.0) -> dict[str, dict[str, Any]]:
     """Run ``programs`` ({name, source, check, device}) in one child process; results by name."""
     from torchcopy_lint.runtime.runner import child_env
 
-    completed = subprocess.run(
-        [sys.executable, "-m", "torchcopy_lint.sanitizer.claims"],
-        input=json.dumps(list(programs)),
-        capture_output=True,
-        text=True,
-        env=child_env(0),
-        timeout=timeout,
-    )
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "torchcopy_lint.sanitizer.claims"],
+            input=json.dumps(list(programs)),
+            capture_output=True,
+            text=True,
+            env=child_env(0),
+            timeout=timeout,
+        )
+        stdout, stderr = completed.stdout, completed.stderr
+    except subprocess.TimeoutExpired as expired:  # the programs that answered keep their results
+        stdout, stderr = _text(expired.stdout), f"{_text(expired.stderr)}\ntimed out after {timeout:.0f} s"
     results = {}
-    for line in completed.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             result = json.loads(line[len(RESULT_PREFIX):])
             results[result.pop("name")] = result
     for program in programs:
         if program["name"] not in results:
-            tail = " ".join(completed.stderr.strip().splitlines()[-1:])
+            tail = " ".join(stderr.strip().splitlines()[-1:])
             results[program["name"]] = {"status": "error", "message": f"no result from the sanitizer's child ({tail})", "hazards": []}
     return results
 
@@ -100,16 +110,18 @@ class SanitizerVerdict:
         return {"status": self.status, "evidence": self.evidence}
 
 
-def programs_for(rules: Sequence[Any], device: str, unobservable: bool = False) -> list[dict[str, Any]]:
+def programs_for(rules: Sequence[Any], device: str, unobservable: bool = False, **run: Any) -> list[dict[str, Any]]:
     """The claim and claim-fixed programs of ``rules`` (``runtime.claims.RuleClaims``): each
     scenario with the pair's shared check, which runs after it and alone calls ``observed()``,
-    as under ``verify``; those of the rules the sanitizer cannot observe only with ``unobservable``."""
+    as under ``verify``; those of the rules the sanitizer cannot observe only with ``unobservable``.
+    ``run``: ``seed``, ``threads``, ``timeout`` (seconds) for every program, as ``verify`` was given them."""
     return [
         {
             "name": f"{pair.code}-{kind}-{pair.index}",
             "source": example.source,
             "check": pair.check.source if pair.check is not None else None,
             "device": device,
+            **run,
         }
         for rule in rules
         if rule.no_claim is None and (unobservable or rule.code not in NOT_OBSERVABLE)
@@ -169,12 +181,12 @@ def verdicts(rules: Sequence[Any], results: dict[str, dict[str, Any]]) -> dict[s
     return out
 
 
-def sanitizer_column(rules: Sequence[Any], device: str = "cpu") -> dict[str, dict[str, str]]:
+def sanitizer_column(rules: Sequence[Any], device: str = "cpu", seed: int = 0, threads: int = 1, timeout: float = 120.0) -> dict[str, dict[str, str]]:
     """``verify``'s sanitizer column: per rule, does the sanitizer flag the claim at its markers and
     stay silent on the fixed program (runs every claim and fixed program once more, each scenario
     with its check, under the sanitizer, on ``device``)."""
-    programs = programs_for(rules, device)
-    results = run_programs(programs) if programs else {}
+    programs = programs_for(rules, device, seed=seed, threads=threads, timeout=timeout)
+    results = run_programs(programs, timeout=max(600.0, 60.0 + timeout * len(programs))) if programs else {}
     return {code: verdict.as_dict() for code, verdict in verdicts(rules, results).items()}
 
 

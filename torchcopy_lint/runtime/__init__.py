@@ -7,7 +7,8 @@ imports torch when it is used.)
 
 - ``claims``       the claim pairs of the catalogue, their static view (the rule fires at the markers),
                    and the rule's autofix applied to the flagged claim
-- ``harness``      the child process: runs one claim program on one device, prints one JSON line
+- ``harness``      the child process: runs one claim program (scenario, then check) on one device,
+                   prints one JSON line (the sanitizer's claims run through its ``run`` too)
 - ``runner``       one subprocess per program and device (timeout, isolation), verdicts
 - ``environment``  torch version, CUDA/driver, device names; which devices are available
 - ``report``       text, json and markdown output

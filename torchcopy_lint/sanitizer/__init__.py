@@ -17,7 +17,8 @@ This package imports torch; nothing on the linter's import path imports it
 - ``report``         ``Hazard`` and ``Report`` (no torch)
 - ``runner``         ``python -m torchcopy_lint.sanitize script.py args...``
 - ``pytest_plugin``  ``--torchcopy-sanitize`` (registered under the ``pytest11`` entry point)
-- ``claims``         the catalogue's claim programs run under the sanitizer (tests, ``verify``)
+- ``claims``         each claim and fixed program (scenario, then the shared check) run under the
+                     sanitizer through ``runtime.harness.run`` (tests, ``verify``'s sanitizer column)
 """
 
 from torchcopy_lint.sanitizer.report import Hazard, Report, TorchCopyHazard, TorchCopyHazardWarning

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 import weakref
+from dataclasses import replace
 
 import pytest
 
@@ -19,6 +20,7 @@ from torchcopy_lint.catalogue import Example, load_catalogue  # noqa: E402
 from torchcopy_lint.engine import lint_source  # noqa: E402
 from torchcopy_lint.registry import all_rules  # noqa: E402
 from torchcopy_lint.runtime.claims import ClaimPair, RuleClaims, rule_claims  # noqa: E402
+from torchcopy_lint.runtime.mutants import mutants  # noqa: E402
 from torchcopy_lint.runtime.runner import child_env  # noqa: E402
 from torchcopy_lint.sanitizer import TorchCopyHazard, TorchCopyHazardWarning  # noqa: E402
 from torchcopy_lint.sanitizer.claims import programs_for, run_programs, verdicts  # noqa: E402
@@ -126,6 +128,40 @@ def test_a_verdict_is_anchored_on_the_claim_s_markers(claim: dict, fixed: dict, 
     assert rule.pairs[0].marked == (5,)
     verdict = verdicts([rule], {"TCL001-claim-1": claim, "TCL001-claim-fixed-1": fixed})["TCL001"]
     assert verdict.status == status, verdict
+
+
+def test_a_claim_without_markers_is_never_flagged() -> None:
+    (rule,) = [rule for rule in RULES if rule.code == "TCL001"]
+    pair = rule.pairs[0]
+    unmarked = replace(rule, pairs=(replace(pair, flagged=Example("claim", pair.flagged.source.replace("# TCL001", ""), 1)),))
+    results = {"TCL001-claim-1": {"status": "observed", "hazards": []}, "TCL001-claim-fixed-1": {"status": "observed", "hazards": []}}
+    assert verdicts([unmarked], results)["TCL001"].status == "missed"
+
+
+# Mutants (runtime/mutants.py) the sanitizer column must not flag. Not "fixed-hunk-N": with one of
+# several marked lines fixed, the rest are still hazards the sanitizer rightly flags at their markers.
+SANITIZER_MUTATIONS = ("swapped", "moved-", "raises-", "fixed-says-no-hazard")
+
+
+def test_the_sanitizer_column_flags_no_mutant() -> None:
+    """The claim and its fixed form swapped, a marked line moved off the path that runs (its hazard
+    then happens on another line), broken, or the fixed scenario pronouncing its own verdict: the
+    sanitizer's verdict on each of these, run as verify runs them, is never ``flags``."""
+    cases, programs = [], []
+    for rule in CLAIM_RULES:
+        for pair in rule.pairs:
+            for mutant in mutants(pair):
+                if not mutant.name.rsplit(" ", 1)[-1].startswith(SANITIZER_MUTATIONS):
+                    continue
+                claims = replace(rule, pairs=(mutant.pair,))
+                cases.append((mutant.name, claims))
+                programs += [{**program, "name": f"{mutant.name}/{program['name']}"} for program in programs_for([claims], "cpu")]
+    assert {name.split(" ", 1)[0] for name, _claims in cases} == {rule.code for rule in CLAIM_RULES}
+    results = run_programs(programs)
+    for name, claims in cases:
+        own = {key.split("/", 1)[1]: result for key, result in results.items() if key.startswith(name + "/")}
+        verdict = verdicts([claims], own)[claims.code]
+        assert verdict.status != "flags", (name, verdict)
 
 
 def _one_pair(scenario: str, check: str) -> RuleClaims:

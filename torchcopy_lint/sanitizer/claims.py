@@ -147,7 +147,7 @@ def _pair_status(code: str, marked: Sequence[int], claim: dict[str, Any], fixed:
     if "error" in (claim["status"], fixed["status"]):
         return "error"
     reported = _lines(claim, code)
-    if not set(marked) <= set(reported):
+    if not marked or not set(marked) <= set(reported):  # no marker: nothing it could be flagged at
         return "missed"
     if set(reported) - set(marked) or _lines(fixed, code):
         return "noisy"

@@ -16,6 +16,7 @@ loop (a recursive function, ``x = f(x)``): such a value is unknown.
 from __future__ import annotations
 
 import keyword
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
@@ -285,6 +286,13 @@ class Evaluator:
             # Undefined here (a star import, a global set elsewhere): its name may tell.
             return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
         value = join_all([self.binding_value(binding) for binding in bindings])
+        element = self.model.narrowed_element(expr)
+        if element is not None and value.kind is Kind.CONTAINER:
+            held = value.element
+            if element.kind is Kind.TENSOR and held is not None and held.kind is Kind.TENSOR:
+                element = held  # the test says nothing new (the held value knows more)
+            items = None if value.items is None else tuple(element for _ in value.items)
+            return replace(value, element=element, items=items)
         narrowed = self.model.narrowing(expr)
         if narrowed is None or (value.kind is narrowed.kind and not value.guessed):
             return value  # the test says nothing new (the bound value knows more)
@@ -947,8 +955,6 @@ class Evaluator:
 
 def _with_grad_off(binding: Binding) -> Binding:
     """The same binding, made with grad off (its function only runs under no_grad)."""
-    from dataclasses import replace
-
     return replace(binding, grad_disabled=True)
 
 

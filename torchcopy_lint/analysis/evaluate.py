@@ -907,6 +907,11 @@ class Evaluator:
         if method in api.LOAD_STATE_METHODS or method == "zero_grad":
             return OBJECT
         if naming.is_model_method(method):  # ``model.encode(x)``, ``vae.decode(z)``
+            arguments = [self.value(argument.value, off) for argument in call.args if argument.keyword is None]
+            if receiver.guessed and arguments and all(_plain_data(argument) for argument in arguments):
+                # A "model" only by its name, given text and numbers: a tokenizer
+                # (``self.sp_model.encode(text)``) as likely as a network.
+                return UNKNOWN
             return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
         return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
@@ -952,6 +957,16 @@ class Evaluator:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+def _plain_data(value: Value, depth: int = 0) -> bool:
+    """Numbers and strings, or containers of them only: no tensor anywhere inside."""
+    if value.kind in (Kind.SCALAR, Kind.NONE):
+        return True
+    if value.kind is not Kind.CONTAINER or depth > 4:
+        return False
+    held = [v for v in (value.element, *(value.items or ()), *(v for _, v in value.fields)) if v is not None]
+    return bool(held) and all(_plain_data(v, depth + 1) for v in held)
+
 
 def _with_grad_off(binding: Binding) -> Binding:
     """The same binding, made with grad off (its function only runs under no_grad)."""

@@ -194,6 +194,8 @@ class MaybeAliasWrite(Checker):
         unreachable through the name wherever the result is."""
         if not isinstance(source, cst.Name):
             return False
+        if any(self._held_elsewhere(binding) for binding in self.ctx.bindings_of(source)):
+            return False  # ``w = module.weight.data``: the object stays reachable through the module
         for binding in self.ctx.bindings_of(source):
             for candidate in binding.scope.every.get(key, ()):
                 if candidate.kind in _REBINDING_KINDS and not candidate.path and candidate.value is not None and _contains(candidate.value, source):
@@ -337,6 +339,19 @@ class MaybeAliasWrite(Checker):
         key = dotted_name(node)
         if key is not None and key in self._pending_keys:
             self._use(node, key)
+
+
+    def _held_elsewhere(self, binding: Binding) -> bool:
+        """Whether the object ``binding`` gives its name may also be held by another name or
+        attribute: its value is (a view, ``.data``, ``detach()`` or maybe-copy of) one."""
+        alias = self.ctx.model.binding_value(binding).alias
+        for _ in range(8):
+            if alias is None:
+                return False
+            if _key_of(alias.source) is not None:
+                return True
+            alias = alias.source_value.alias
+        return True
 
 
 _REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})

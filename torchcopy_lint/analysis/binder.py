@@ -678,9 +678,15 @@ def _isinstance_test(test: cst.BaseExpression) -> tuple[str, object, object] | N
     negated = False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         negated, test = True, test.expression
-    if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name):
+    if not isinstance(test, cst.Call) or not test.args:
         return None
-    subject = test.args[0].value.value
+    subject_node = test.args[0].value
+    element = _constant_element_of(subject_node)
+    if element is not None:
+        subject_node = element  # ``isinstance(xs[0], T)``: what ``xs`` holds (its elements are joined)
+    if not isinstance(subject_node, cst.Name):
+        return None
+    subject = subject_node.value
     func = test.func
     callee = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
     if callee == "isinstance" and len(test.args) == 2:
@@ -689,8 +695,28 @@ def _isinstance_test(test: cst.BaseExpression) -> tuple[str, object, object] | N
         classes = TENSOR_PREDICATE  # ``torch.is_tensor(x)``, ``is_tensor_like(x)``
     else:
         return None
-    body, other = ("is", classes), ("is not", classes)
+    body: tuple[object, ...] = ("is", classes)
+    other: tuple[object, ...] = ("is not", classes)
+    if element is not None:
+        body, other = (*body, ELEMENT), (*other, ELEMENT)
     return (subject, other, body) if negated else (subject, body, other)
+
+
+def _constant_element_of(node: cst.BaseExpression) -> cst.Name | None:
+    """``xs`` for ``xs[0]`` or ``xs[-1]``: an element at a constant position of a named container."""
+    if not isinstance(node, cst.Subscript) or not isinstance(node.value, cst.Name) or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return None
+    value = index.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return node.value if isinstance(value, cst.Integer) else None
+
+
+# Marks a narrowing of a container's elements (``isinstance(xs[0], T)``), not of the name.
+ELEMENT = "element"
 
 
 # Predicates that hold exactly for tensors (torch.is_tensor, torch.overrides.is_tensor_like).

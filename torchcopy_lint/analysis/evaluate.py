@@ -16,6 +16,7 @@ loop (a recursive function, ``x = f(x)``): such a value is unknown.
 from __future__ import annotations
 
 import keyword
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
@@ -285,6 +286,13 @@ class Evaluator:
             # Undefined here (a star import, a global set elsewhere): its name may tell.
             return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
         value = join_all([self.binding_value(binding) for binding in bindings])
+        element = self.model.narrowed_element(expr)
+        if element is not None and value.kind is Kind.CONTAINER:
+            held = value.element
+            if element.kind is Kind.TENSOR and held is not None and held.kind is Kind.TENSOR:
+                element = held  # the test says nothing new (the held value knows more)
+            items = None if value.items is None else tuple(element for _ in value.items)
+            return replace(value, element=element, items=items)
         narrowed = self.model.narrowing(expr)
         if narrowed is None or (value.kind is narrowed.kind and not value.guessed):
             return value  # the test says nothing new (the bound value knows more)
@@ -899,6 +907,11 @@ class Evaluator:
         if method in api.LOAD_STATE_METHODS or method == "zero_grad":
             return OBJECT
         if naming.is_model_method(method):  # ``model.encode(x)``, ``vae.decode(z)``
+            arguments = [self.value(argument.value, off) for argument in call.args if argument.keyword is None]
+            if receiver.guessed and arguments and all(_plain_data(argument) for argument in arguments):
+                # A "model" only by its name, given text and numbers: a tokenizer
+                # (``self.sp_model.encode(text)``) as likely as a network.
+                return UNKNOWN
             return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
         return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
@@ -945,10 +958,18 @@ class Evaluator:
 
 # -- helpers ----------------------------------------------------------------------------------
 
+def _plain_data(value: Value, depth: int = 0) -> bool:
+    """Numbers and strings, or containers of them only: no tensor anywhere inside."""
+    if value.kind in (Kind.SCALAR, Kind.NONE):
+        return True
+    if value.kind is not Kind.CONTAINER or depth > 4:
+        return False
+    held = [v for v in (value.element, *(value.items or ()), *(v for _, v in value.fields)) if v is not None]
+    return bool(held) and all(_plain_data(v, depth + 1) for v in held)
+
+
 def _with_grad_off(binding: Binding) -> Binding:
     """The same binding, made with grad off (its function only runs under no_grad)."""
-    from dataclasses import replace
-
     return replace(binding, grad_disabled=True)
 
 

@@ -16,7 +16,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import TENSOR_PREDICATE, Records
+from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, Records
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.evaluate import Evaluator, without_history
 from torchcopy_lint.analysis.torch_names import TorchNames
@@ -122,9 +122,19 @@ class SemanticModel:
         something that is no tensor for ``isinstance(x, (int, SymInt))`` or the else branch
         of a tensor test; None where the test says nothing."""
         found = self.records.narrowed.get(id(name))
-        if found is None:
+        if found is None or ELEMENT in found:  # type: ignore[operator]
             return None
-        sense, classes = found  # type: ignore[misc]
+        return self._narrowed(*found)  # type: ignore[misc]
+
+    def narrowed_element(self, name: cst.Name) -> Value | None:
+        """What a container's elements are where ``isinstance(xs[0], T)`` guards ``xs``
+        (the test of one element speaks for all: elements are joined anyway)."""
+        found = self.records.narrowed.get(id(name))
+        if found is None or ELEMENT not in found:  # type: ignore[operator]
+            return None
+        return self._narrowed(*found[:2])  # type: ignore[index]
+
+    def _narrowed(self, sense: str, classes: object) -> Value | None:
         if classes == TENSOR_PREDICATE:
             return tensor() if sense == "is" else OBJECT
         candidates = [element.value for element in classes.elements] if isinstance(classes, cst.Tuple) else [classes]

@@ -123,6 +123,10 @@ class DataMutation(Checker):
         target = code_of(owner)
         if self.ctx.value(owner).grad is Grad.LEAF:
             instead = f"`torch.utils.swap_tensors({target}, torch.nn.Parameter(...))`, which keeps the parameter's identity (`.copy_` would keep its old dtype and shape)"
+        elif isinstance(owner, cst.Name):
+            # A local name may be one of several references (``mask = self.mask``): ``.data =``
+            # replaced the tensor for all of them, rebinding the name replaces it for one.
+            instead = f"`{target} = ...` and the same assignment wherever else this tensor is held (a module attribute, a container), which `.data =` changed too (`.copy_` would keep the old dtype and shape)"
         else:
             instead = f"`{target} = ...` (a new tensor; `.copy_` would keep the old dtype and shape)"
         self.report(node, instead=instead)

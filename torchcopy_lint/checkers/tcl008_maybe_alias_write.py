@@ -21,6 +21,7 @@ rebind the source (the next iteration reads it).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from torchcopy_lint.lazy import cst
 
@@ -191,7 +192,26 @@ class MaybeAliasWrite(Checker):
             outlives = f"`{key}` is the caller's tensor" if key == _root(key) else f"`{key}` outlives the call"
         elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:
             outlives = f"`{key}` is {'a gradient the optimizer reads' if source_value.why == 'a gradient' else 'a parameter'}"
+        elif self._rebinds_its_source(source, key):
+            # ``x = x.reshape(...)``: where the write goes through the result, the name no
+            # longer reaches the object it came from; a later read of ``x`` that does reach
+            # it comes from a path without the rebinding, where the write is no alias.
+            return None
         return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives)
+
+    def _rebinds_its_source(self, source: cst.BaseExpression, key: str) -> bool:
+        """Whether ``source`` (a plain name) lies in the value of an assignment to that same
+        name (``x = x.float()``, ``x = x.reshape(...)``): the original object is then
+        unreachable through the name wherever the result is."""
+        if not isinstance(source, cst.Name):
+            return False
+        if any(self._held_elsewhere(binding) for binding in self.ctx.bindings_of(source)):
+            return False  # ``w = module.weight.data``: the object stays reachable through the module
+        for binding in self.ctx.bindings_of(source):
+            for candidate in binding.scope.every.get(key, ()):
+                if candidate.kind in _REBINDING_KINDS and not candidate.path and candidate.value is not None and _contains(candidate.value, source):
+                    return True
+        return False
 
     def _root_bindings(self, expr: cst.BaseExpression) -> tuple[Binding, ...]:
         """The bindings of ``expr``'s root name, and through ``x += ...`` (the same object,
@@ -280,8 +300,10 @@ class MaybeAliasWrite(Checker):
             self._report(pending, origin.outlives)
             return
         # In a loop that keeps the source, the next iteration reads it.
+        wanted = {id(binding) for binding in origin.bindings}
+        reaches = lambda name: bool(wanted & {id(binding) for binding in self._root_bindings(name)})  # noqa: E731
         for loop in self.ctx.flow.loops:
-            if _used_in_loop(loop, origin.source):
+            if _used_in_loop(loop, origin.source, reaches):
                 self._report(pending, f"`{origin.source}` is read again in the next iteration")
                 return
         self._pending.append(pending)
@@ -330,8 +352,35 @@ class MaybeAliasWrite(Checker):
             self._use(node, key)
 
 
-def _used_in_loop(loop: cst.CSTNode, key: str) -> bool:
-    """Whether ``loop`` reads ``key``'s values somewhere and never rebinds it."""
+    def _held_elsewhere(self, binding: Binding) -> bool:
+        """Whether the object ``binding`` gives its name may also be held by another name or
+        attribute: its value is (a view, ``.data``, ``detach()`` or maybe-copy of) one."""
+        alias = self.ctx.model.binding_value(binding).alias
+        for _ in range(8):
+            if alias is None:
+                return False
+            if _key_of(alias.source) is not None:
+                return True
+            alias = alias.source_value.alias
+        return True
+
+
+_REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(iter_children(current))
+    return False
+
+
+def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], bool]) -> bool:
+    """Whether ``loop`` reads ``key``'s values somewhere, through a name that ``reaches`` the
+    source's binding (not one rebound before the loop), and never rebinds it."""
     used = False
     root = _root(key)
     stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(loop, [])]
@@ -342,7 +391,10 @@ def _used_in_loop(loop: cst.CSTNode, key: str) -> bool:
         if isinstance(node, (cst.Name, cst.Attribute)) and dotted_name(node) == key:
             if _store_context(parents, node):
                 return False
-            if not _metadata_context(parents, node):
+            base = node
+            while isinstance(base, cst.Attribute):
+                base = base.value
+            if not _metadata_context(parents, node) and isinstance(base, cst.Name) and reaches(base):
                 used = True
             if isinstance(node, cst.Name):
                 continue

@@ -43,6 +43,7 @@ class Candidate:
     evidence: str
     value: str
     event: str  # the strongest step event of the innermost loop, filled at the loop's end
+    slice_index: tuple[cst.Name, ...] = ()  # ``out[i:j] = v`` into a tensor: the names the index reads
 
 
 @dataclass
@@ -204,8 +205,16 @@ class GraphAccumulation(Checker):
                 evidence=held.why or "it has autograd history",
                 value=short_code(value, 40),
                 event=repeated or "",
+                slice_index=self._tensor_slice_index(accumulator),
             )
         )
+
+    def _tensor_slice_index(self, accumulator: cst.BaseExpression) -> tuple[cst.Name, ...]:
+        """``out[i:j]`` (``out[slicer]``) where ``out`` is a tensor, not a list or dict: the
+        names its index reads."""
+        if not isinstance(accumulator, cst.Subscript) or self.ctx.value(accumulator.value).kind is not Kind.TENSOR:
+            return ()
+        return tuple(name for element in accumulator.slice for name in _name_nodes(element))
 
     def _kept_clone(self, value: cst.BaseExpression) -> bool:
         """``x.clone()`` itself, or a name bound to one (``snap = out.clone(); xs.append(snap)``)."""
@@ -432,8 +441,23 @@ class GraphAccumulation(Checker):
                     continue  # no step and no evaluation: the caller may backpropagate through it
                 if self._over_modules(loop):
                     continue  # ``for layer in self.layers``: the stages of one forward pass, not repeated evaluations
+                if self._fills_slices(candidate, loop, inside):
+                    continue  # ``out[i:j] = f(...)``: one result computed piece by piece, like ``torch.cat`` of the pieces
                 event = "iterations of an evaluation loop with grad enabled (no torch.no_grad())"
             self._report(candidate, event)
+
+    def _fills_slices(self, candidate: Candidate, loop: LoopNode, inside: dict[int, set[int]]) -> bool:
+        """A tensor written slice by slice, at an index that changes with the iteration
+        (it reads a name bound in the loop): each iteration fills another part of one
+        result, whose graph is that result's own, not history kept across steps."""
+        descendants = inside.get(id(loop))
+        if descendants is None:
+            descendants = inside[id(loop)] = _descendant_ids(loop)
+        return any(
+            id(binding.node) in descendants
+            for name in candidate.slice_index
+            for binding in self.ctx.bindings_of(name)
+        )
 
     def _over_modules(self, loop: LoopNode) -> bool:
         """A ``for`` loop over modules: each iteration applies the next layer to the same input."""

@@ -101,6 +101,17 @@ def iter_children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
                     yield item
 
 
+
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``tree`` itself or one of its descendants (by identity)."""
+    pending = [tree]
+    while pending:
+        current = pending.pop()
+        if current is node:
+            return True
+        pending.extend(iter_children(current))
+    return False
+
 _HANDLER_NAMES: dict[tuple[type, str], tuple[str, ...]] = {}
 
 

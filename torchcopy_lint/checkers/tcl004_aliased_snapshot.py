@@ -38,6 +38,7 @@ from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
 from torchcopy_lint.analysis.torch_api import PARAMETER_ITERATORS, NAMED_PARAMETER_ITERATORS
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
+from torchcopy_lint.walker import contains
 from torchcopy_lint.screen import ScreenFacts, bare, is_leaf_evidence, is_module_like
 from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
@@ -225,7 +226,7 @@ class AliasedSnapshot(Checker):
         root = source.value if isinstance(source, cst.Name) else None
         origin = None
         made = alias.source  # the receiver of the .detach() / .data / state_dict() that makes the alias
-        if not _contains(expr, made):
+        if not contains(expr, made):
             # Read from a name or attribute that already holds the alias: taken elsewhere.
             # Only a call of a helper that makes it takes it here (reported in the helper).
             if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
@@ -593,17 +594,6 @@ def _copying_elements(comprehension: cst.ListComp | cst.GeneratorExp | cst.SetCo
     return comprehension.with_changes(elt=copied)
 
 
-def _contains(expr: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """Whether ``node`` is ``expr`` or inside it."""
-    from torchcopy_lint.walker import iter_children
-
-    pending = [expr]
-    while pending:
-        current = pending.pop()
-        if current is node:
-            return True
-        pending.extend(iter_children(current))
-    return False
 
 
 def _identifier(expr: cst.BaseExpression) -> str | None:

@@ -32,7 +32,7 @@ from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
 from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, bare
-from torchcopy_lint.walker import iter_children
+from torchcopy_lint.walker import contains, iter_children
 
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
 # numpy methods that write the array in place.
@@ -209,7 +209,7 @@ class MaybeAliasWrite(Checker):
             return False  # ``w = module.weight.data``: the object stays reachable through the module
         for binding in self.ctx.bindings_of(source):
             for candidate in binding.scope.every.get(key, ()):
-                if candidate.kind in _REBINDING_KINDS and not candidate.path and candidate.value is not None and _contains(candidate.value, source):
+                if candidate.kind in _REBINDING_KINDS and not candidate.path and candidate.value is not None and contains(candidate.value, source):
                     return True
         return False
 
@@ -366,16 +366,6 @@ class MaybeAliasWrite(Checker):
 
 
 _REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    stack = [tree]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(iter_children(current))
-    return False
 
 
 def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], bool]) -> bool:

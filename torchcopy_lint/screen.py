@@ -137,6 +137,19 @@ class Event:
 
     names: frozenset[str]
     grad_off: bool  # inside a no_grad / inference_mode region of its own function
+    function: int = 0  # index in :attr:`ScreenFacts.functions` of the function (or lambda) it is in; 0: module level
+    in_loop: bool = False  # inside a ``for``/``while`` loop of that same function
+
+
+@dataclass
+class FunctionSignals:
+    """What one function (or lambda, or the module's own code) shows about how it runs:
+    the facts a rule's decision reads per function rather than per file."""
+
+    name: str | None  # None for the module and for lambdas
+    is_lambda: bool = False
+    evaluates: bool = False  # named like evaluation, or calls ``.eval()`` (itself or a function nested in it)
+    handed: bool = False  # passed by name to a call: a hook, a callback, ``partial(f, ...)``
 
 
 @dataclass
@@ -155,6 +168,8 @@ class ScreenFacts:
     snapshots: list[Event] = field(default_factory=list)  # each alias taken: ``.detach()``, ``.data``, ``state_dict()``, ``copy.copy``, ``best = model``
     reference_targets: set[str] = field(default_factory=set)  # ``best = model``: targets assigned a plain name or attribute
     compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
+    trains: bool = False  # calls ``backward()``, ``step()``, ``load_state_dict()`` or ``autograd.grad()``: something may train
+    functions: list[FunctionSignals] = field(default_factory=lambda: [FunctionSignals(None)])  # [0] is the module's own code
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
     noqa: bool = False  # the text holds a ``noqa`` comment (or the word)
     _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
@@ -303,6 +318,8 @@ class _Collector(ast.NodeVisitor):
         self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
         self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
         self._handed: list[tuple[str, frozenset[str]]] = []  # a function handed to a call, by name
+        self._signals: list[int] = [0]  # indices in facts.functions of the enclosing functions, innermost last
+        self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -388,10 +405,19 @@ class _Collector(ast.NodeVisitor):
         self._scope_count += 1
         self._scopes.append((f"{self._scope_count}@", _local_names(node)))
         self._memo.clear()
+        if isinstance(node, ast.Lambda):
+            signals = FunctionSignals(None, is_lambda=True)
+        else:
+            signals = FunctionSignals(node.name, evaluates=naming.is_evaluation_name(node.name))
+        self._signals.append(len(self.facts.functions))
+        self.facts.functions.append(signals)
+        self._loop_depth.append(0)
 
     def _leave(self) -> None:
         self._scopes.pop()
         self._memo.clear()
+        self._signals.pop()
+        self._loop_depth.pop()
 
     # -- graph and events ---------------------------------------------------------------
     def _flow(self, target: str, sources: Iterable[str]) -> None:
@@ -403,7 +429,7 @@ class _Collector(ast.NodeVisitor):
             self._flow(key, sources)
 
     def _event(self, events: list[Event], keys: frozenset[str]) -> None:
-        events.append(Event(keys, self._grad_off > 0))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0))
 
     def _write(self, receiver: ast.AST) -> None:
         name = final_name(receiver)
@@ -511,13 +537,20 @@ class _Collector(ast.NodeVisitor):
 
     # -- loops and comprehensions -----------------------------------------------------------
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._loop_depth[-1] += 1  # the whole loop statement, as the analysis counts it (analysis/flow.py)
         self.visit(node.iter)
         self.visit(node.target)
         self._flow_names(node.target, self.keys_in(node.iter))
         for statement in [*node.body, *node.orelse]:
             self.visit(statement)
+        self._loop_depth[-1] -= 1
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_While(self, node: ast.While) -> None:
+        self._loop_depth[-1] += 1
+        self.generic_visit(node)
+        self._loop_depth[-1] -= 1
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self.generic_visit(node)
@@ -597,6 +630,11 @@ class _Collector(ast.NodeVisitor):
         receiver_name = final_name(receiver)
         if receiver_name is not None:
             self.facts.chained.add((method, receiver_name))
+        if method in _TRAINING_METHODS or (method == "grad" and receiver_name == "autograd"):
+            self.facts.trains = True  # see analysis/flow.py step_event and SemanticModel.trains
+        elif method == "eval" and not node.args and not node.keywords:
+            for index in self._signals:
+                self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
             self._write(receiver)
         if method in _ADDERS:
@@ -716,9 +754,13 @@ class _Collector(ast.NodeVisitor):
             for function in _resolve(callee, self._aliases):
                 for parameter in self._parameters.get(function, ()):
                     self._flow(parameter, argument_keys | {callee})
+        handed = set()
         for name, context in self._handed:
+            handed.add(name)
             for parameter in self._parameters.get(name, ()):
                 self._flow(parameter, context)
+        for signals in facts.functions:
+            signals.handed = signals.name in handed
         for value, context in self._lambda_context:
             for parameter in self._lambda_parameters.get(id(value), ()):
                 self._flow(parameter, context)
@@ -766,6 +808,8 @@ def _is_simple_alias(value: ast.AST) -> bool:
 
 
 _FLAG_FIELDS = frozenset({"requires_grad", "data", "grad"})
+# Methods whose call may train (an optimizer step, backward, a load): analysis/flow.py's step events, widened.
+_TRAINING_METHODS = frozenset({"backward", "step", "load_state_dict"})
 # Attributes whose value is made from the object they are read from: tensor views and
 # aliases, a model output's loss and logits (see Evaluator._tensor_attribute).
 _PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | frozenset({"data", "grad", "loss", "logits"})

@@ -23,7 +23,7 @@ from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, sh
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Kind, Value
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.screen import ScreenFacts
+from torchcopy_lint.screen import ScreenFacts, is_leaf_evidence
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
@@ -141,9 +141,28 @@ class GraphAccumulation(Checker):
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
-        """An accumulation, while grad is recorded, of something that may carry history (in a
-        loop, or in a helper or per-step method: the screen does not tell them apart)."""
-        return facts.any_event(facts.accumulations, facts.carries_history, with_grad=True)
+        """An accumulation, while grad is recorded, of something that may carry history, that
+        :meth:`_decide` could report: the file may train (then any loop may be a training
+        loop, any function a per-step one), or the accumulation is in a loop of a function
+        that evaluates, or outside a loop in a function that may be a hook, a per-step
+        method, or a helper called from an evaluation loop."""
+        reached = facts.reaching(facts.carries_history)
+        candidates = [event for event in facts.accumulations if not event.grad_off and not reached.isdisjoint(event.names)]
+        if not candidates:
+            return False
+        if facts.trains or facts.any_event(facts.writes, is_leaf_evidence):
+            return True  # an optimizer step, backward(), or a write to a parameter (SemanticModel.trains)
+        evaluates_anywhere = any(function.evaluates for function in facts.functions)
+        for event in candidates:
+            function = facts.functions[event.function]
+            if function.is_lambda:
+                return True  # a lambda's loops and frames are the enclosing function's: not told apart here
+            if event.in_loop:
+                if function.evaluates:
+                    return True
+            elif function.handed or evaluates_anywhere or naming.is_training_step_name(function.name or ""):
+                return True
+        return False
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -148,8 +148,12 @@ class FunctionSignals:
 
     name: str | None  # None for the module and for lambdas
     is_lambda: bool = False
+    parent: int = -1  # index of the enclosing function (-1 for the module)
     evaluates: bool = False  # named like evaluation, or calls ``.eval()`` (itself or a function nested in it)
-    handed: bool = False  # passed by name to a call: a hook, a callback, ``partial(f, ...)``
+    steps: bool = False  # calls ``backward()``, ``step()``, ``load_state_dict()`` or ``autograd.grad()`` (itself or nested)
+    handed: bool = False  # passed by name to a hook registration, to ``partial`` or to a function of the file (which may register it)
+    calls: set[str] = field(default_factory=set)  # final names it calls (itself or nested), aliases resolved
+    parameters: frozenset[str] = frozenset()  # the keys of its parameters
 
 
 @dataclass
@@ -168,12 +172,36 @@ class ScreenFacts:
     snapshots: list[Event] = field(default_factory=list)  # each alias taken: ``.detach()``, ``.data``, ``state_dict()``, ``copy.copy``, ``best = model``
     reference_targets: set[str] = field(default_factory=set)  # ``best = model``: targets assigned a plain name or attribute
     compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
-    trains: bool = False  # calls ``backward()``, ``step()``, ``load_state_dict()`` or ``autograd.grad()``: something may train
     functions: list[FunctionSignals] = field(default_factory=lambda: [FunctionSignals(None)])  # [0] is the module's own code
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
     noqa: bool = False  # the text holds a ``noqa`` comment (or the word)
     _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
+    _training: frozenset[int] | None = field(default=None, repr=False)
+
+    def training_functions(self) -> frozenset[int]:
+        """The functions that may train, as ``SemanticModel.trains`` decides (widened): they
+        step, write something that may be a parameter in place, or call a function of the
+        file that trains (by name), themselves or in a function nested in them."""
+        if self._training is not None:
+            return self._training
+        functions = self.functions
+        training = {index for index, function in enumerate(functions) if function.steps}
+        leaves = self.reaching(is_leaf_evidence)
+        for write in self.writes:
+            if not leaves.isdisjoint(write.names):
+                index = write.function
+                while index >= 0 and index not in training:
+                    training.add(index)
+                    index = functions[index].parent
+        while True:
+            names = {functions[index].name for index in training}
+            grown = {index for index, function in enumerate(functions) if index not in training and not function.calls.isdisjoint(names)}
+            if not grown:
+                break
+            training |= grown
+        self._training = frozenset(training)
+        return self._training
 
     def calls_any(self, names: Iterable[str]) -> bool:
         return not self.called.isdisjoint(names)
@@ -320,6 +348,7 @@ class _Collector(ast.NodeVisitor):
         self._handed: list[tuple[str, frozenset[str]]] = []  # a function handed to a call, by name
         self._signals: list[int] = [0]  # indices in facts.functions of the enclosing functions, innermost last
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
+        self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -405,10 +434,11 @@ class _Collector(ast.NodeVisitor):
         self._scope_count += 1
         self._scopes.append((f"{self._scope_count}@", _local_names(node)))
         self._memo.clear()
+        parent = self._signals[-1] if len(self._signals) > 1 else -1
         if isinstance(node, ast.Lambda):
-            signals = FunctionSignals(None, is_lambda=True)
+            signals = FunctionSignals(None, is_lambda=True, parent=parent)
         else:
-            signals = FunctionSignals(node.name, evaluates=naming.is_evaluation_name(node.name))
+            signals = FunctionSignals(node.name, parent=parent, evaluates=naming.is_evaluation_name(node.name))
         self._signals.append(len(self.facts.functions))
         self.facts.functions.append(signals)
         self._loop_depth.append(0)
@@ -455,6 +485,7 @@ class _Collector(ast.NodeVisitor):
         self._enter(node)
         parameters = self._parameter_keys(node.args)
         self._parameters.setdefault(node.name, []).extend(parameters)
+        self.facts.functions[self._signals[-1]].parameters = frozenset(parameters)
         if self._classes and parameters and not any(final_name(d) == "staticmethod" for d in node.decorator_list):
             self._flow(parameters[0], self._classes[-1])  # ``self`` / ``cls``: an instance of the class
         if node.name in ("forward", "__call__") and self._classes:
@@ -607,6 +638,7 @@ class _Collector(ast.NodeVisitor):
         argument_keys = frozenset().union(*(self.keys_in(argument) for argument in arguments))
         if callee is not None:
             self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
+            self._function_calls.append((callee, tuple(self._signals)))
             self._call_sites.append((callee, argument_keys))
             self._callbacks(callee, node, arguments, argument_keys)
             if isinstance(node.func, ast.Attribute):
@@ -631,7 +663,8 @@ class _Collector(ast.NodeVisitor):
         if receiver_name is not None:
             self.facts.chained.add((method, receiver_name))
         if method in _TRAINING_METHODS or (method == "grad" and receiver_name == "autograd"):
-            self.facts.trains = True  # see analysis/flow.py step_event and SemanticModel.trains
+            for index in self._signals:
+                self.facts.functions[index].steps = True  # see analysis/flow.py step_event and SemanticModel.trains
         elif method == "eval" and not node.args and not node.keywords:
             for index in self._signals:
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
@@ -741,6 +774,9 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
+        # Calls a hook callback may be handed to: a registration, ``partial``, or a function of
+        # this file (``add_hook(m, fn)`` that registers its parameter: the model follows that).
+        self._registering = {f"{HANDED_TO}{name}" for name in (*_HOOK_REGISTRATIONS, "partial", *self._parameters)}
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)
             facts.called |= resolved
@@ -756,11 +792,16 @@ class _Collector(ast.NodeVisitor):
                     self._flow(parameter, argument_keys | {callee})
         handed = set()
         for name, context in self._handed:
-            handed.add(name)
+            if not context.isdisjoint(self._registering):
+                handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``
             for parameter in self._parameters.get(name, ()):
                 self._flow(parameter, context)
         for signals in facts.functions:
             signals.handed = signals.name in handed
+        for callee, inside in self._function_calls:
+            resolved = _resolve(callee, self._aliases)
+            for index in inside:
+                facts.functions[index].calls |= resolved
         for value, context in self._lambda_context:
             for parameter in self._lambda_parameters.get(id(value), ()):
                 self._flow(parameter, context)

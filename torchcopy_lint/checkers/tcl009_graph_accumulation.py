@@ -23,7 +23,7 @@ from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, sh
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Kind, Value
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.screen import ScreenFacts, is_leaf_evidence
+from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
@@ -142,26 +142,34 @@ class GraphAccumulation(Checker):
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
         """An accumulation, while grad is recorded, of something that may carry history, that
-        :meth:`_decide` could report: the file may train (then any loop may be a training
-        loop, any function a per-step one), or the accumulation is in a loop of a function
-        that evaluates, or outside a loop in a function that may be a hook, a per-step
-        method, or a helper called from an evaluation loop."""
+        :meth:`_decide` could report: in a loop of a function that steps, calls a function
+        that trains, or evaluates; or outside a loop in a function that may be a hook, that
+        trains or is named like a training step, or a helper given what it accumulates
+        (judged at a call in some training or evaluation loop)."""
         reached = facts.reaching(facts.carries_history)
         candidates = [event for event in facts.accumulations if not event.grad_off and not reached.isdisjoint(event.names)]
         if not candidates:
             return False
-        if facts.trains or facts.any_event(facts.writes, is_leaf_evidence):
-            return True  # an optimizer step, backward(), or a write to a parameter (SemanticModel.trains)
-        evaluates_anywhere = any(function.evaluates for function in facts.functions)
+        functions = facts.functions
+        training = facts.training_functions()
+        training_names = {functions[index].name for index in training}
+
+        def loop_trains(index: int) -> bool:  # a step in the loop, or a call of a local function that trains
+            return functions[index].steps or not functions[index].calls.isdisjoint(training_names)
+
         for event in candidates:
-            function = facts.functions[event.function]
+            function = functions[event.function]
             if function.is_lambda:
                 return True  # a lambda's loops and frames are the enclosing function's: not told apart here
             if event.in_loop:
-                if function.evaluates:
+                if function.evaluates or loop_trains(event.function):
                     return True
-            elif function.handed or evaluates_anywhere or naming.is_training_step_name(function.name or ""):
+            elif function.handed or event.function in training or naming.is_training_step_name(function.name or ""):
                 return True
+            elif not event.names.isdisjoint(function.parameters) and any(
+                function.name in caller.calls and (caller.evaluates or loop_trains(index)) for index, caller in enumerate(functions)
+            ):
+                return True  # a helper accumulating its argument: reported at its call in a training or evaluation loop
         return False
 
     def __init__(self, *args: object, **kwargs: object) -> None:

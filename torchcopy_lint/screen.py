@@ -82,6 +82,27 @@ def bare(key: str) -> str:
     return key.rsplit("@", 1)[-1].lstrip(".").removeprefix(CALLED)
 
 
+# Fields that never hold a node worth a visit: expression contexts (``Load``), operators.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+
+
+@lru_cache(maxsize=None)
+def _child_fields(node_class: type) -> tuple[str, ...]:
+    return tuple(name for name in node_class._fields if name not in _LEAF_FIELDS)
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` without contexts and operators, as a list (the walk's hot path)."""
+    found: list[ast.AST] = []
+    for name in _child_fields(node.__class__):
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
 def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     """The names a function binds itself (parameters, assignment and loop targets,
     imports, nested definitions), less those it declares global or nonlocal."""
@@ -107,7 +128,7 @@ def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> s
             bound.add(current.asname or current.name.split(".", 1)[0])
         elif isinstance(current, ast.ExceptHandler) and current.name:
             bound.add(current.name)
-        pending.extend(ast.iter_child_nodes(current))
+        pending.extend(_children(current))
     return bound - declared
 
 
@@ -329,6 +350,23 @@ def _under_nn(node: ast.AST) -> bool:
 class _Collector(ast.NodeVisitor):
     """One walk: identifiers, calls, the flow graph and the events (see ScreenFacts)."""
 
+    # ``ast.NodeVisitor``'s dispatch, with the handler looked up once per node class and
+    # children from :func:`_children` (no visits of contexts and operators).
+    def visit(self, node: ast.AST) -> None:
+        handler = self._handlers.get(node.__class__)
+        if handler is None:
+            handler = self._handlers[node.__class__] = getattr(type(self), "visit_" + node.__class__.__name__, _Collector.generic_visit)
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in _children(node):
+            self.visit(child)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """A constant has nothing to collect (``NodeVisitor``'s version handles old node types)."""
+
+    _handlers: dict[type, Callable[["_Collector", ast.AST], None]] = {}
+
     def __init__(self) -> None:
         self.facts = ScreenFacts()
         self._aliases: dict[str, set[str]] = {}  # ``T = torch.tensor``, ``import torch.tensor as T``: what a callee may be
@@ -387,20 +425,21 @@ class _Collector(ast.NodeVisitor):
         found = memo.get(id(node))
         if found is not None:
             return found
-        stack: list[tuple[ast.AST, bool]] = [(node, False)]
+        stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(node, None)]
         while stack:
-            current, expanded = stack.pop()
+            current, kids = stack.pop()
             if id(current) in memo:
                 continue
-            if not expanded:
-                stack.append((current, True))
-                stack.extend((child, False) for child in ast.iter_child_nodes(current) if id(child) not in memo)
+            if kids is None:
+                kids = _children(current)
+                stack.append((current, kids))
+                stack.extend((child, None) for child in kids if id(child) not in memo)
                 continue
             own = self._own_keys(current)
-            if isinstance(current, ast.Attribute) and current.attr not in _PASSING_ATTRIBUTES:
+            if current.__class__ is ast.Attribute and current.attr not in _PASSING_ATTRIBUTES:
                 children = []  # ``a.name`` is not made from ``a`` (as ``a.T`` or ``a.data`` are)
             else:
-                children = [memo[id(child)] for child in ast.iter_child_nodes(current)]
+                children = [memo[id(child)] for child in kids]
                 if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
                     children.append(memo[id(current.func.value)])  # a method's result is made from its receiver
             if not children:

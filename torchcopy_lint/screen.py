@@ -653,6 +653,8 @@ class _Collector(ast.NodeVisitor):
         values from the call: its parameters may hold anything the call involves."""
         context = argument_keys | self.keys_in(node.func) | {f"{HANDED_TO}{callee}"}
         for argument in arguments:
+            while isinstance(argument, ast.Call) and final_name(argument.func) == "partial" and argument.args:
+                argument = argument.args[0]  # ``register_forward_hook(partial(self._hook, name))``: the hook is ``_hook``
             if isinstance(argument, ast.Lambda):
                 self._lambda_context.append((argument, context))
             elif isinstance(argument, (ast.Name, ast.Attribute)):

@@ -879,7 +879,7 @@ class Evaluator:
             return receiver
         if method == "clone":
             return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
-        if api.returns_tensor(method):
+        if api.returns_tensor(method) or api.is_other_tensor_method(method):
             values = [receiver, *(self.value(argument.value, off) for argument in call.args if argument.keyword is None)]
             grad, why, loss = combined(values, off)
             return tensor(grad, why, loss=loss)

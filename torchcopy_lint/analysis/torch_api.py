@@ -154,6 +154,51 @@ def is_loss_function(qualname: str) -> bool:
     return "loss" in last or last in LOSS_FUNCTION_NAMES
 
 
+# -- libraries that build modules -------------------------------------------------------
+
+# torchvision's helpers that are no model builders.
+_TORCHVISION_NOT_BUILDERS = frozenset({"get_weight", "get_model_weights", "list_models", "get_model_builder"})
+
+
+def library_model(qualname: str) -> str | None:
+    """Whether calling ``qualname`` builds an ``nn.Module`` of a library of the ecosystem:
+    "known" for torchvision's model builders and classes (``torchvision.models.resnet50``,
+    ``models.detection.fasterrcnn_resnet50_fpn``, ``models.ResNet``) and ``timm.create_model``;
+    "guessed" for what gives a module whose call gives something else than a tensor
+    (a ``transformers`` model's ``from_pretrained``: an output object) or what usually is a
+    model (``torch.hub.load``); None otherwise."""
+    if qualname.startswith("torchvision.models."):
+        last = qualname.rsplit(".", 1)[-1]
+        if last in _TORCHVISION_NOT_BUILDERS or last.endswith(("Weights", "_Weights")) or last.startswith("_"):
+            return None
+        return "known"
+    if qualname in ("timm.create_model", "timm.models.create_model"):
+        return "known"
+    if qualname == "torch.hub.load":
+        return "guessed"
+    if qualname.startswith("transformers."):
+        parts = qualname.split(".")
+        if len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config") and "Model" in parts[-2]:
+            return "guessed"
+    return None
+
+
+# -- torch.distributions -------------------------------------------------------------------
+
+# Methods of a distribution whose result carries the history of its parameters
+# (``Categorical(probs).log_prob(a)``); ``sample()`` draws without history.
+DISTRIBUTION_COMPUTING_METHODS = _words("log_prob rsample entropy cdf icdf perplexity mean mode variance stddev")
+DISTRIBUTION_SAMPLING_METHODS = _words("sample sample_n enumerate_support")
+
+
+def is_distribution_class(qualname: str) -> bool:
+    """``torch.distributions.Categorical``, ``torch.distributions.normal.Normal`` ..."""
+    if not qualname.startswith("torch.distributions."):
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in ("Distribution", "Transform", "Constraint")
+
+
 # -- grad mode ---------------------------------------------------------------------
 
 GRAD_DISABLING = frozenset(

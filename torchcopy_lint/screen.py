@@ -390,6 +390,9 @@ class _Collector(ast.NodeVisitor):
             return (node.attr, f"nn.{node.attr}") if _under_nn(node.value) else (node.attr,)
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute):
+                if node.func.attr == "step" and node.args and isinstance(node.args[0], ast.Name):
+                    # ``opt.step(closure)`` returns what ``closure()`` returns
+                    return ("." + node.func.attr, CALLED + node.func.attr, CALLED + self._key(node.args[0].id))
                 return ("." + node.func.attr, CALLED + node.func.attr)
             if isinstance(node.func, ast.Name):
                 return (CALLED + self._key(node.func.id),)

@@ -844,6 +844,15 @@ class Evaluator:
         if receiver.kind is Kind.OPTIMIZER:
             if method in api.STATE_DICT_METHODS:
                 return _state_dict(source, receiver)
+            closure = positional_args(call)[0].value if method == "step" and positional_args(call) else keyword_arg(call, "closure").value if method == "step" and keyword_arg(call, "closure") is not None else None
+            if closure is not None:
+                # ``opt.step(closure)`` returns what the closure returns (LBFGS: the loss).
+                callee = self.value(closure, off)
+                info = self.model.function_info(callee.function) if callee.function is not None else None
+                if info is not None:
+                    result = self.returns(info)
+                    return without_history(result) if off else result
+                return UNKNOWN
             return NONE if method in ("step", "zero_grad", "add_param_group", "load_state_dict") else UNKNOWN
         if receiver.kind is Kind.CONTAINER:
             return self._container_method(receiver, source, method, call, off)

@@ -458,6 +458,9 @@ class _Collector(ast.NodeVisitor):
             return (node.attr, f"nn.{node.attr}") if _under_nn(node.value) else (node.attr,)
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute):
+                if node.func.attr == "step" and node.args and isinstance(node.args[0], ast.Name):
+                    # ``opt.step(closure)`` returns what ``closure()`` returns
+                    return ("." + node.func.attr, CALLED + node.func.attr, CALLED + self._key(node.args[0].id))
                 return ("." + node.func.attr, CALLED + node.func.attr)
             if isinstance(node.func, ast.Name):
                 return (CALLED + self._key(node.func.id),)
@@ -725,6 +728,8 @@ class _Collector(ast.NodeVisitor):
         values from the call: its parameters may hold anything the call involves."""
         context = argument_keys | self.keys_in(node.func) | {f"{HANDED_TO}{callee}"}
         for argument in arguments:
+            while isinstance(argument, ast.Call) and final_name(argument.func) == "partial" and argument.args:
+                argument = argument.args[0]  # ``register_forward_hook(partial(self._hook, name))``: the hook is ``_hook``
             if isinstance(argument, ast.Lambda):
                 self._lambda_context.append((argument, context))
             elif isinstance(argument, (ast.Name, ast.Attribute)):

@@ -727,8 +727,17 @@ class Evaluator:
         if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
             return tensor(Grad.LEAF, "requires_grad=True") if _is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
         if api.is_tensor_function(qualname):
-            values = [self.value(argument.value, off) for argument in call.args if argument.keyword is None]
-            values = [element_of(value) if value.kind is Kind.CONTAINER else value for value in values]
+            values = []
+            for argument in call.args:
+                if argument.keyword is not None:
+                    continue
+                if isinstance(argument.value, (cst.List, cst.Tuple)) and not argument.star:
+                    # ``torch.cat([q, k])``: each tensor given counts (their join would
+                    # forget that one of them requires grad when another surely does not).
+                    values.extend(self.value(element.value, off) if not isinstance(element, cst.StarredElement) else element_of(self.value(element.value, off)) for element in argument.value.elements)
+                    continue
+                value = self.value(argument.value, off)
+                values.extend(value.items if value.kind is Kind.CONTAINER and value.items is not None else [element_of(value)] if value.kind is Kind.CONTAINER else [value])
             if api.is_loss_function(qualname):
                 grad, _, _ = combined(values, off)
                 return tensor(Grad.NO if off or grad is Grad.NO else Grad.GRAPH, "a loss", loss=True)
@@ -739,6 +748,13 @@ class Evaluator:
             return tensor(grad, why, loss=loss)
         if api.is_module_class(qualname):
             return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
+        built = api.library_model(qualname)
+        if built is not None:
+            return Value(Kind.MODULE, qualname=qualname, guessed=built == "guessed")
+        if api.is_distribution_class(qualname):
+            # The distribution's tensors are computed from what it is given (``Categorical(probs)``).
+            grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
+            return Value(Kind.OBJECT, grad, why, qualname=qualname)
         if api.is_optimizer_class(qualname):
             return Value(Kind.OPTIMIZER, qualname=qualname)
         if qualname in api.DATA_LOADER_CLASSES:
@@ -828,6 +844,15 @@ class Evaluator:
         if receiver.kind is Kind.OPTIMIZER:
             if method in api.STATE_DICT_METHODS:
                 return _state_dict(source, receiver)
+            closure = positional_args(call)[0].value if method == "step" and positional_args(call) else keyword_arg(call, "closure").value if method == "step" and keyword_arg(call, "closure") is not None else None
+            if closure is not None:
+                # ``opt.step(closure)`` returns what the closure returns (LBFGS: the loss).
+                callee = self.value(closure, off)
+                info = self.model.function_info(callee.function) if callee.function is not None else None
+                if info is not None:
+                    result = self.returns(info)
+                    return without_history(result) if off else result
+                return UNKNOWN
             return NONE if method in ("step", "zero_grad", "add_param_group", "load_state_dict") else UNKNOWN
         if receiver.kind is Kind.CONTAINER:
             return self._container_method(receiver, source, method, call, off)
@@ -837,6 +862,8 @@ class Evaluator:
             return self._unknown_method(receiver, source, method, call, off)
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
             return self._call_by_name(method, call, off)  # an attribute the class does not show
+        if receiver.kind is Kind.OBJECT and receiver.qualname is not None and api.is_distribution_class(receiver.qualname):
+            return self._distribution_method(receiver, method, call, off)
         if receiver.kind is Kind.CALLABLE and method == "apply" and receiver.qualname is not None:
             return tensor(Grad.NO if off else Grad.GRAPH, "a custom autograd Function's output")
         return UNKNOWN
@@ -879,10 +906,21 @@ class Evaluator:
             return receiver
         if method == "clone":
             return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
-        if api.returns_tensor(method):
+        if api.returns_tensor(method) or api.is_other_tensor_method(method):
             values = [receiver, *(self.value(argument.value, off) for argument in call.args if argument.keyword is None)]
             grad, why, loss = combined(values, off)
             return tensor(grad, why, loss=loss)
+        return UNKNOWN
+
+    def _distribution_method(self, receiver: Value, method: str, call: cst.Call, off: bool) -> Value:
+        """``dist.log_prob(a)``, ``dist.entropy()``: tensors with the history of the
+        distribution's parameters (and the arguments); ``dist.sample()``: none."""
+        if method in api.DISTRIBUTION_SAMPLING_METHODS:
+            return tensor(Grad.NO)
+        if method in api.DISTRIBUTION_COMPUTING_METHODS:
+            values = [tensor(receiver.grad, receiver.why), *(self.value(argument.value, off) for argument in call.args if argument.keyword is None)]
+            grad, why, _ = combined(values, off)
+            return tensor(grad, why)
         return UNKNOWN
 
     def _module_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:

@@ -111,6 +111,17 @@ COMPUTING_FUNCTIONS = _words(
     minimum lerp addcmul addcdiv logsumexp var std square erf sin cos cross dot tensordot kron
     flip roll repeat_interleave tile broadcast_to movedim narrow select take diagonal trace lgamma
     logit sign floor ceil round trunc frac rsqrt reciprocal matrix_exp inverse det cholesky cumprod
+    bincount histc unique unique_consecutive searchsorted bucketize diff count_nonzero quantile
+    nanquantile median nanmedian mode kthvalue amax amin aminmax any all log2 log10 log1p expm1 exp2
+    atan2 atan asin acos sinh cosh tan hypot fmod remainder floor_divide true_divide mv dist cov
+    corrcoef take_along_dim scatter scatter_add scatter_reduce index_add index_fill index_copy
+    masked_fill masked_scatter nan_to_num isclose eq ne gt ge lt le logical_and logical_or logical_not
+    logical_xor cartesian_prod combinations argsort msort rot90 fliplr flipud nansum nanmean
+    logcumsumexp cummax cummin std_mean var_mean cosine_similarity pairwise_distance heaviside xlogy
+    rad2deg deg2rad isnan isinf isfinite sgn sinc logaddexp trapezoid dropout conv1d conv2d conv3d
+    embedding layer_norm group_norm batch_norm instance_norm bilinear celu selu rrelu threshold pdist
+    pixel_shuffle block_diag renorm column_stack row_stack vander addmv addbmm addr digamma polygamma
+    erfc erfinv logdet matrix_power pinverse
     """
 )
 TENSOR_FUNCTIONS = _qualified(("torch.",), CREATION_FUNCTIONS | COMPUTING_FUNCTIONS) | ALIASING_CONSTRUCTORS
@@ -141,6 +152,51 @@ def is_loss_function(qualname: str) -> bool:
         return False
     last = qualname.rsplit(".", 1)[-1]
     return "loss" in last or last in LOSS_FUNCTION_NAMES
+
+
+# -- libraries that build modules -------------------------------------------------------
+
+# torchvision's helpers that are no model builders.
+_TORCHVISION_NOT_BUILDERS = frozenset({"get_weight", "get_model_weights", "list_models", "get_model_builder"})
+
+
+def library_model(qualname: str) -> str | None:
+    """Whether calling ``qualname`` builds an ``nn.Module`` of a library of the ecosystem:
+    "known" for torchvision's model builders and classes (``torchvision.models.resnet50``,
+    ``models.detection.fasterrcnn_resnet50_fpn``, ``models.ResNet``) and ``timm.create_model``;
+    "guessed" for what gives a module whose call gives something else than a tensor
+    (a ``transformers`` model's ``from_pretrained``: an output object) or what usually is a
+    model (``torch.hub.load``); None otherwise."""
+    if qualname.startswith("torchvision.models."):
+        last = qualname.rsplit(".", 1)[-1]
+        if last in _TORCHVISION_NOT_BUILDERS or last.endswith(("Weights", "_Weights")) or last.startswith("_"):
+            return None
+        return "known"
+    if qualname in ("timm.create_model", "timm.models.create_model"):
+        return "known"
+    if qualname == "torch.hub.load":
+        return "guessed"
+    if qualname.startswith("transformers."):
+        parts = qualname.split(".")
+        if len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config") and "Model" in parts[-2]:
+            return "guessed"
+    return None
+
+
+# -- torch.distributions -------------------------------------------------------------------
+
+# Methods of a distribution whose result carries the history of its parameters
+# (``Categorical(probs).log_prob(a)``); ``sample()`` draws without history.
+DISTRIBUTION_COMPUTING_METHODS = _words("log_prob rsample entropy cdf icdf perplexity mean mode variance stddev")
+DISTRIBUTION_SAMPLING_METHODS = _words("sample sample_n enumerate_support")
+
+
+def is_distribution_class(qualname: str) -> bool:
+    """``torch.distributions.Categorical``, ``torch.distributions.normal.Normal`` ..."""
+    if not qualname.startswith("torch.distributions."):
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in ("Distribution", "Transform", "Constraint")
 
 
 # -- grad mode ---------------------------------------------------------------------
@@ -189,7 +245,8 @@ NON_TENSOR_METHODS = _words(
     """
     item tolist size dim ndimension numel nelement stride is_contiguous data_ptr storage_offset
     element_size get_device is_floating_point is_complex untyped_storage register_hook
-    register_post_accumulate_grad_hook backward equal
+    register_post_accumulate_grad_hook backward equal allclose storage dim_order record_stream
+    retain_grad sparse_dim dense_dim q_scale q_zero_point apply_ map_ storage_type
     """
 )
 # Methods that make a new tensor of the receiver's dtype and device, sharing nothing.
@@ -213,7 +270,7 @@ TENSOR_ONLY_METHODS = _words(
 INTEGER_RESULT_METHODS = _words(
     """
     argmax argmin argsort nonzero long int short bool byte char eq ne lt le gt ge isnan isinf
-    isfinite logical_and logical_or logical_not
+    isfinite logical_and logical_or logical_not count_nonzero signbit isreal isneginf isposinf
     """
 )
 # Tensor methods that return a tensor computed from the receiver (history carried along).
@@ -232,6 +289,20 @@ TENSOR_META_ATTRIBUTES = _words(
     nbytes
     """
 )
+
+
+def is_other_tensor_method(name: str) -> bool:
+    """A method of a tensor that none of the tables names: most of ``torch.Tensor``'s
+    methods return a tensor computed from the receiver (``bincount``, ``topk``, ``cumsum``,
+    ``nan_to_num`` ...; a tuple of tensors unpacks to tensors); predicates (``is_*``,
+    ``has_*``) and the methods of :data:`NON_TENSOR_METHODS` do not."""
+    return (
+        not name.startswith("_")
+        and name[:1].islower()
+        and not name.startswith(("is_", "has_"))
+        and name not in NON_TENSOR_METHODS
+        and name not in GRAD_CUTTING_METHODS
+    )
 
 
 def is_inplace_method(name: str) -> bool:

@@ -232,6 +232,8 @@ class AliasedSnapshot(Checker):
             if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
                 return None
             origin = made
+        if kind == "tensor" and isinstance(source, cst.Attribute) and self.ctx.value(source).grad is Grad.NO and self.ctx.value(source.value).kind is Kind.MODULE and not self.ctx.value(source.value).guessed:
+            kind = "param"  # a buffer of a module (``model.running_mean``): module state that training changes
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
             return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, how is AliasHow.SAME, origin), root
         if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):

@@ -205,23 +205,24 @@ class GraphAccumulation(Checker):
     leave_For = leave_While = _leave_loop
 
     # -- candidates -----------------------------------------------------------------------
-    def _accumulates(self, node: cst.CSTNode, accumulator: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def _accumulates(self, node: cst.CSTNode, accumulator: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        """Record a candidate; whether one was recorded."""
         loops = self.ctx.flow.loops
         if self.ctx.grad.disabled:
-            return
+            return False
         repeated = None if loops else self._called_per_step(accumulator)
         if not loops and repeated is None:
-            return
+            return False
         key = _accumulator_key(accumulator)
         if key is None or key in ("self", "cls"):
-            return
+            return False
         if self._kept_clone(value):
-            return  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
+            return False  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
         if not loops and self._from_parameters(value):
-            return  # a helper accumulating what it is given: judged where it is called (visit_Call)
+            return False  # a helper accumulating what it is given: judged where it is called (visit_Call)
         held = _with_history(self.ctx.value(value))
         if held is None:
-            return
+            return False
         self._frames[-1].candidates.append(
             Candidate(
                 node=node,
@@ -235,6 +236,7 @@ class GraphAccumulation(Checker):
                 slice_index=self._tensor_slice_index(accumulator),
             )
         )
+        return True
 
     def _tensor_slice_index(self, accumulator: cst.BaseExpression) -> tuple[cst.Name, ...]:
         """``out[i:j]`` (``out[slicer]``) where ``out`` is a tensor, not a list or dict: the
@@ -375,12 +377,13 @@ class GraphAccumulation(Checker):
             return
         if key is None:
             return
-        # total = total + loss / loss + total
+        # total = total + loss / loss + total / avg = 0.9 * avg + 0.1 * loss
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-            if dotted_name(value.left) == key:
-                self._accumulates(node, target, value.right)
-            elif dotted_name(value.right) == key and isinstance(value.operator, cst.Add):
-                self._accumulates(node, target, value.left)
+            added = _added_terms(value, key)
+            if added:
+                for term in added:
+                    if self._accumulates(node, target, term):
+                        break
             return
         # outs = torch.cat([outs, out])
         if isinstance(value, cst.Call) and self.ctx.names.torch_qualname(value.func) in CONCATENATING_FUNCTIONS:
@@ -462,8 +465,15 @@ class GraphAccumulation(Checker):
             event = self._events.get(id(loop), _NO_STEP)
             if event == _NO_STEP:
                 outer = candidate.loops[: candidate.loops.index(loop)]
-                if any(self._events.get(id(enclosing)) != _NO_STEP for enclosing in outer):
-                    continue  # parts of one training step's loss, kept until that step's backward()
+                stepping = [enclosing for enclosing in outer if self._events.get(id(enclosing), _NO_STEP) != _NO_STEP]
+                if stepping:
+                    # Parts of one training step's loss, kept until that step's backward();
+                    # unless the accumulator outlives the training loop's iterations too
+                    # (``for k, v in parts.items(): totals[k] += v`` with ``totals`` made
+                    # before the loop over batches).
+                    if "." not in candidate.accumulator and "(" not in candidate.accumulator and self._survives(candidate, stepping[-1], inside) and not _emptied(stepping[-1], candidate):
+                        self._report(candidate, self._events[id(stepping[-1])])
+                    continue
                 if not frame.evaluates:
                     continue  # no step and no evaluation: the caller may backpropagate through it
                 if self._over_modules(loop):
@@ -502,22 +512,28 @@ class GraphAccumulation(Checker):
         of its body."""
         if candidate.root is None:
             return None
-        bindings = self.ctx.model.same_object(self.ctx.bindings_of(candidate.root))
         for loop in reversed(candidate.loops):
-            descendants = inside.get(id(loop))
-            if descendants is None:
-                descendants = inside[id(loop)] = _descendant_ids(loop)
-            # Bound before the loop, or not in this file at all (a global, a star import:
-            # ``total += loss`` on a name bound elsewhere).
-            outside = not bindings or any(
-                binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT)
-                or id(binding.node) not in descendants
-                or (binding.kind is BindingKind.AUGMENTED and not binding.previous)
-                for binding in bindings
-            )
-            if outside and not _resets(loop, candidate.accumulator):
+            if self._survives(candidate, loop, inside):
                 return loop
         return None
+
+    def _survives(self, candidate: Candidate, loop: LoopNode, inside: dict[int, set[int]]) -> bool:
+        """Whether the accumulator is bound outside ``loop`` and not reset at the top level of its body."""
+        if candidate.root is None:
+            return False
+        bindings = self.ctx.model.same_object(self.ctx.bindings_of(candidate.root))
+        descendants = inside.get(id(loop))
+        if descendants is None:
+            descendants = inside[id(loop)] = _descendant_ids(loop)
+        # Bound before the loop, or not in this file at all (a global, a star import:
+        # ``total += loss`` on a name bound elsewhere).
+        outside = not bindings or any(
+            binding.kind in (BindingKind.PARAMETER, BindingKind.IMPORT)
+            or id(binding.node) not in descendants
+            or (binding.kind is BindingKind.AUGMENTED and not binding.previous)
+            for binding in bindings
+        )
+        return outside and not _resets(loop, candidate.accumulator)
 
 
 def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
@@ -529,14 +545,80 @@ def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpres
         if isinstance(target, cst.Subscript):
             return target, value
         key = dotted_name(target)
-        if key is not None and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and dotted_name(value.left) == key:
-            return target, value.right
+        if key is not None and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+            added = _added_terms(value, key)
+            if len(added) == 1:
+                return target, added[0]
         return None
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in APPENDING_METHODS:
         args = positional_args(node)
         if args:
             return node.func.value, args[-1].value if node.func.attr.value == "insert" else args[0].value
     return None
+
+
+def _emptied(loop: LoopNode, candidate: Candidate) -> bool:
+    """Whether the accumulator (a plain local name) is rebound, deleted or cleared anywhere in
+    ``loop`` other than by the accumulation itself."""
+    key = candidate.accumulator
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:
+        current = pending.pop()
+        if current is candidate.node:
+            continue
+        if isinstance(current, (cst.Assign, cst.AnnAssign)):
+            targets = [target.target for target in current.targets] if isinstance(current, cst.Assign) else [current.target]
+            if any(key in _bound_keys(target) for target in targets):
+                return True
+        if isinstance(current, cst.Del):
+            return True
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in ("clear", "pop", "popleft") and dotted_name(current.func.value) == key:
+            return True
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return False
+
+
+def _bound_keys(target: cst.BaseExpression) -> list[str]:
+    """The names and attribute chains an assignment target rebinds (not items it stores)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [key for element in target.elements for key in _bound_keys(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_keys(target.value)
+    key = dotted_name(target)
+    return [key] if key is not None else []
+
+
+def _added_terms(value: cst.BinaryOperation, key: str) -> list[cst.BaseExpression]:
+    """The term added to the accumulator ``key`` by ``value``, a sum of two terms of which
+    one is the accumulator, alone or scaled (``total + loss``, ``loss + total``, ``total - x``,
+    ``0.9 * avg + 0.1 * loss``, ``avg * decay + v``); empty when none is. A subtracted
+    accumulator (``x - total``) is no accumulation."""
+    terms: list[tuple[cst.BaseExpression, bool]] = []  # (term, subtracted)
+    pending: list[tuple[cst.BaseExpression, bool]] = [(value, False)]
+    while pending:
+        current, negative = pending.pop()
+        if isinstance(current, cst.BinaryOperation) and isinstance(current.operator, (cst.Add, cst.Subtract)) and (current is value or not current.lpar):
+            pending.append((current.right, negative != isinstance(current.operator, cst.Subtract)))
+            pending.append((current.left, negative))
+        else:
+            terms.append((current, negative))
+    own = [index for index, (term, negative) in enumerate(terms) if not negative and _is_scaled(term, key)]
+    if len(own) != 1 or len(terms) != 2:
+        return []  # ``score = score + a + b``: a sum computed term by term (a CRF's path score), not reported
+    return [term for index, (term, _) in enumerate(terms) if index != own[0]]
+
+
+def _is_scaled(term: cst.BaseExpression, key: str) -> bool:
+    """``key`` itself, or ``key`` multiplied or divided by something that does not read it."""
+    if dotted_name(term) == key:
+        return True
+    if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Multiply, cst.Divide)):
+        if dotted_name(term.left) == key:
+            return not _reads(term.right, key)
+        if dotted_name(term.right) == key and isinstance(term.operator, cst.Multiply):
+            return not _reads(term.left, key)
+    return False
 
 
 def _statements_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:

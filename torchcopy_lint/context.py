@@ -108,6 +108,7 @@ class FileContext:
         self.switches = RequiresGradSwitches()
         self.tensors = TensorFacts(self)
         self.flow = FlowTracker()
+        self.flow.is_optimizer = self.model.is_optimizer
         self.findings: list[RawFinding] = []
         self.deferred: list[Callable[[], None]] = []  # checks that need the whole module (Checker.defer)
         self.walker: Walker | None = None

@@ -8,7 +8,7 @@ statement is being visited.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple, Union
 
@@ -89,6 +89,7 @@ class FlowTracker:
         self._store_names: dict[int, list[cst.Name]] = {}  # id(statement) -> target names
         self._quiet_names: set[int] = set()  # names logged elsewhere or not at all
         self._comprehension_names: list[frozenset[str]] = []  # variables of enclosing comprehensions
+        self.is_optimizer: Callable[[cst.BaseExpression], bool] | None = None  # set by FileContext: the model's answer
 
     @property
     def loops(self) -> list[LoopNode]:
@@ -119,13 +120,13 @@ class FlowTracker:
         return frozenset(self._events.get(id(loop), ()))
 
     def visit_Call(self, node: cst.Call) -> None:
-        event = call_event(node)
+        event = call_event(node, self.is_optimizer)
         if event is not None:
             kind, target = event
             self._frames[-1].calls.append(CallEvent(kind, node, self.point(), target))
         loops = self._loops[-1]
         if loops:
-            event = step_event(node)
+            event = step_event(node, self.is_optimizer)
             if event is not None:
                 for loop in loops:
                     self._events.setdefault(id(loop), set()).add(event)
@@ -278,17 +279,18 @@ def _optimizer_like(receiver: cst.BaseExpression) -> bool:
     return "optim" in name or "scaler" in name or name in ("opt", "opts") or name.startswith("opt_") or name.endswith("_opt")
 
 
-def step_event(call: cst.Call) -> str | None:
+def step_event(call: cst.Call, is_optimizer: Callable[[cst.BaseExpression], bool] | None = None) -> str | None:
     """``"backward"`` for ``loss.backward()`` / ``torch.autograd.backward(...)`` /
     ``accelerator.backward(loss)``; ``"step"`` for ``step()`` on an optimizer-like
     receiver (``optimizer.step()``, ``scaler.step(opt)``; not ``scheduler.step()`` or
-    ``env.step(action)``); else None."""
+    ``env.step(action)``), named so or shown to be an optimizer by ``is_optimizer`` (the
+    semantic model: ``solver = torch.optim.LBFGS(...)``; ``solver.step(closure)``); else None."""
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
     if func.attr.value == "backward" or (func.attr.value == "grad" and (dotted_name(func.value) or "").endswith("autograd")):
         return "backward"  # ``loss.backward()``, ``torch.autograd.backward(...)``, ``torch.autograd.grad(...)``
-    if func.attr.value == "step" and _optimizer_like(func.value):
+    if func.attr.value == "step" and (_optimizer_like(func.value) or (is_optimizer is not None and is_optimizer(func.value))):
         return "step"
     return None
 
@@ -323,9 +325,9 @@ def _identifier(expr: cst.BaseExpression) -> str | None:
 
 
 
-def call_event(call: cst.Call) -> tuple[str, str | None] | None:
+def call_event(call: cst.Call, is_optimizer: Callable[[cst.BaseExpression], bool] | None = None) -> tuple[str, str | None] | None:
     """``(kind, target)`` of a :class:`CallEvent`, or None for other calls."""
-    step = step_event(call)
+    step = step_event(call, is_optimizer)
     func = call.func
     if step is not None and isinstance(func, cst.Attribute):
         target = dotted_name(func.value)

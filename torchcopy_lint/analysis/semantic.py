@@ -228,7 +228,7 @@ class SemanticModel:
         while pending and not result:
             node = pending.pop()
             if type(node) is cst.Call:  # not isinstance: ABCMeta makes misses slow
-                if step_event(node) is not None or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict"):
+                if step_event(node, self.is_optimizer) is not None or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict"):
                     result = True
                     break
                 if isinstance(node.func, cst.Attribute) and api.writes_values(node.func.attr.value) and self.writes_parameter(node.func.value):
@@ -241,6 +241,10 @@ class SemanticModel:
             pending.extend(iter_children(node))
         self._trains[key] = result
         return result
+
+    def is_optimizer(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is shown to be an optimizer (``solver = torch.optim.LBFGS(...)``)."""
+        return self.value(expr).kind is Kind.OPTIMIZER
 
     def writes_parameter(self, written: cst.BaseExpression) -> bool:
         """Whether an in-place write to ``written`` changes a parameter (itself, a view of

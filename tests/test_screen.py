@@ -85,12 +85,22 @@ def test_the_screen_rules_out_files_and_rules() -> None:
         # TCL008: the write reaches a maybe-alias through a helper's return and a parameter.
         ("def flat(t):\n    return t.reshape(-1)\n\ndef g(t):\n    v = flat(t)\n    v.mul_(2)\n", "TCL008", True),
         ("def g(n):\n    v = int(n)\n    v += 1\n", "TCL008", False),  # the builtin int() is no .int()
+        # TCL008: writes without an in-place method; an array a tensor was made from.
+        ("import numpy as np\ndef f(t):\n    a = t.numpy()\n    np.sin(a, out=a)\n", "TCL008", True),
+        ("def f(t):\n    a = t.numpy()\n    a.fill(0)\n", "TCL008", True),
+        ("import torch\ndef f(a):\n    t = torch.from_numpy(a)\n    a[0] = 1\n    return t\n", "TCL008", True),
+        ("def f(a):\n    b = a.copy()\n    b[0] = 1\n", "TCL008", False),
         # TCL007: a leaf reached through a loop over parameters; not inside no_grad.
         ("def f(model):\n    for p in model.parameters():\n        p.add_(1)\n", "TCL007", True),
         ("import torch\ndef f(model):\n    with torch.no_grad():\n        for p in model.parameters():\n            p.add_(1)\n", "TCL007", False),
         # TCL009: a helper adds what it is given; the call site passes a loss.
         ("class Meter:\n    def update(self, v):\n        self.sum += v\n\ndef f(m, batches, criterion):\n    for x in batches:\n        m.update(criterion(x))\n", "TCL009", True),
         ("def f(xs):\n    total = 0\n    for x in xs:\n        total += len(x)\n", "TCL009", False),
+        # TCL009: outputs kept in a loop count only where the decision could report them.
+        ("def f(model, xs):\n    outs = []\n    for x in xs:\n        outs.append(model(x))\n    return outs\n", "TCL009", False),
+        ("def evaluate(model, xs):\n    outs = []\n    for x in xs:\n        outs.append(model(x))\n    return outs\n", "TCL009", True),
+        ("def f(model, xs, opt):\n    outs = []\n    for x in xs:\n        out = model(x)\n        outs.append(out)\n        out.sum().backward()\n        opt.step()\n", "TCL009", True),
+        ("def f(model, xs):\n    outs = []\n    for x in xs:\n        outs.append(model(x))\n\ndef g(model, xs):\n    model.eval()\n    f(model, xs)\n", "TCL009", False),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
     ],

@@ -334,6 +334,7 @@ def is_leaf_evidence(key: str) -> bool:
 _MODULE_LIKE_NAMES = api.LOSS_FUNCTION_NAMES | frozenset({"Module", "forward", "__call__", "criterion", "objective"})
 _SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS
 _SNAPSHOT_FUNCTIONS = api.short_names(api.SHALLOW_COPY_FUNCTIONS)
+_SHARING_CONSTRUCTORS = api.short_names(api.ALIASING_CONSTRUCTORS)
 _HOOK_REGISTRATIONS = frozenset(api.MODULE_HOOKS) | frozenset(api.TENSOR_HOOKS)
 HANDED_TO = "handed-to:"  # key prefix: what a callback's parameters may receive from the call it is handed to
 
@@ -689,6 +690,7 @@ class _Collector(ast.NodeVisitor):
                 self._event(self.facts.clones, argument_keys)  # ``torch.clone`` imported by name
             elif callee in _SNAPSHOT_FUNCTIONS:
                 self._event(self.facts.snapshots, argument_keys)  # ``from copy import copy``
+            self._value_writes(callee, node)
             if callee == "isinstance" and len(node.args) == 2:
                 self._flow_names(node.args[0], self.keys_in(node.args[1]))
             if callee in _BY_STRING:
@@ -697,6 +699,20 @@ class _Collector(ast.NodeVisitor):
                         self.facts.identifiers.add(argument.value)
                         self._flow(argument.value, argument_keys | {callee})
         self.generic_visit(node)
+
+    def _value_writes(self, callee: str, node: ast.Call) -> None:
+        """Writes without an in-place method (TCL008's): ``f(x, out=y)``, ``a.fill(v)``,
+        ``np.copyto(a, v)``; and ``torch.from_numpy(a)`` (``as_tensor``, ``asarray``), after
+        which a write to ``a`` changes a tensor: ``a`` gets that call's key, as if made by it."""
+        for keyword in node.keywords:
+            if keyword.arg == "out" and isinstance(keyword.value, (ast.Name, ast.Attribute, ast.Subscript)):
+                self._write(keyword.value)
+        if callee in api.NUMPY_INPLACE_METHODS and isinstance(node.func, ast.Attribute):
+            self._write(node.func.value)
+        elif callee == "copyto" and node.args:
+            self._write(node.args[0])
+        elif callee in _SHARING_CONSTRUCTORS and node.args and isinstance(node.args[0], ast.Name):
+            self._flow(self._key(node.args[0].id), (CALLED + callee,))
 
     def _method_call(self, method: str, node: ast.Call, argument_keys: frozenset[str]) -> None:
         assert isinstance(node.func, ast.Attribute)

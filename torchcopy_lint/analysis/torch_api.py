@@ -100,6 +100,9 @@ CREATION_FUNCTIONS = _words(
 # Functions that share memory with their argument: ``as_tensor``/``asarray``/``from_numpy``
 # alias a numpy array (or an existing tensor) instead of copying it.
 ALIASING_CONSTRUCTORS = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.frombuffer"})
+# numpy array methods that write the array in place (no trailing underscore): through an
+# array shared with a tensor (``t.numpy()``, ``torch.from_numpy(a)``) they change the tensor.
+NUMPY_INPLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "itemset"})
 # torch.* functions that compute a tensor from tensors (results carry their inputs' history).
 COMPUTING_FUNCTIONS = _words(
     """

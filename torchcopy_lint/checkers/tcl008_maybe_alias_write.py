@@ -29,14 +29,13 @@ from torchcopy_lint.analysis.bindings import Binding, BindingKind
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, keyword_arg, positional_args
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
-from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES
+from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, bare
 from torchcopy_lint.walker import contains, iter_children
 
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
 # numpy methods that write the array in place.
-NUMPY_INPLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "itemset"})
 # Reading these does not read the tensor's values.
 # (``x.grad`` is another tensor: reading it does not read ``x``.)
 META_ATTRIBUTES = frozenset(

@@ -771,10 +771,6 @@ class Evaluator:
             return self.value(first, off)
         if qualname == "collections.OrderedDict" and first is not None:
             return self._dict_of(first, off)
-        if qualname in ("random.choice", "random.sample", "random.choices") and first is not None:
-            # Elements of the population: ``random.sample(self.buffer, n)`` holds what the buffer holds.
-            chosen = element_of(self.value(first, off))
-            return chosen if qualname == "random.choice" else container(chosen)
         root = qualname.split(".", 1)[0]
         if root in ("numpy", "pandas"):
             return ARRAY

@@ -844,7 +844,7 @@ class Evaluator:
         if receiver.kind is Kind.OPTIMIZER:
             if method in api.STATE_DICT_METHODS:
                 return _state_dict(source, receiver)
-            closure = positional_args(call)[0].value if method == "step" and positional_args(call) else keyword_arg(call, "closure").value if method == "step" and keyword_arg(call, "closure") is not None else None
+            closure = _closure_argument(call) if method == "step" else None
             if closure is not None:
                 # ``opt.step(closure)`` returns what the closure returns (LBFGS: the loss).
                 callee = self.value(closure, off)
@@ -1061,3 +1061,12 @@ def _hook_role_value(role: str) -> Value:
     if role == "parameter":
         return PARAMETER
     return UNKNOWN
+
+
+def _closure_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The closure given to ``optimizer.step(closure)`` / ``step(closure=f)``, if any."""
+    positional = positional_args(call)
+    if positional:
+        return positional[0].value
+    keyword = keyword_arg(call, "closure")
+    return keyword.value if keyword is not None else None

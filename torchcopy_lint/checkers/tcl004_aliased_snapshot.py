@@ -188,6 +188,11 @@ class AliasedSnapshot(Checker):
         written = frozenset().union(*(write.names for write in facts.writes))
         return facts.flows_between(sources, written)
 
+    def _is_buffer(self, source: cst.Attribute) -> bool:
+        """``model.running_mean``: a tensor without grad on a module the file shows (not guessed)."""
+        owner = self.ctx.value(source.value)
+        return owner.kind is Kind.MODULE and not owner.guessed and self.ctx.value(source).grad is Grad.NO
+
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.ctx.flow.log_names()
@@ -232,7 +237,7 @@ class AliasedSnapshot(Checker):
             if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
                 return None
             origin = made
-        if kind == "tensor" and isinstance(source, cst.Attribute) and self.ctx.value(source).grad is Grad.NO and self.ctx.value(source.value).kind is Kind.MODULE and not self.ctx.value(source.value).guessed:
+        if kind == "tensor" and isinstance(source, cst.Attribute) and self._is_buffer(source):
             kind = "param"  # a buffer of a module (``model.running_mean``): module state that training changes
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
             return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, how is AliasHow.SAME, origin), root

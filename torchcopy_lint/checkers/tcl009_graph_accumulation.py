@@ -157,6 +157,8 @@ class GraphAccumulation(Checker):
         def loop_trains(index: int) -> bool:  # a step in the loop, or a call of a local function that trains
             return functions[index].steps or not functions[index].calls.isdisjoint(training_names)
 
+        # Names called from a function whose loops may be training or evaluation loops.
+        hosted = {name for index, caller in enumerate(functions) if caller.evaluates or loop_trains(index) for name in caller.calls}
         for event in candidates:
             function = functions[event.function]
             if function.is_lambda:
@@ -166,9 +168,7 @@ class GraphAccumulation(Checker):
                     return True
             elif function.handed or event.function in training or naming.is_training_step_name(function.name or ""):
                 return True
-            elif not event.names.isdisjoint(function.parameters) and any(
-                function.name in caller.calls and (caller.evaluates or loop_trains(index)) for index, caller in enumerate(functions)
-            ):
+            elif function.name in hosted and not event.names.isdisjoint(function.parameters):
                 return True  # a helper accumulating its argument: reported at its call in a training or evaluation loop
         return False
 

@@ -60,7 +60,12 @@ def test_cache_hits_and_screened_out_files_never_load_libcst(tmp_path) -> None:
     buggy = tmp_path / "buggy.py"
     buggy.write_text("import torch\n\n\ndef f(w):\n    w.data.add_(1)\n")
     assert _loads_libcst(_imported(["buggy.py"], tmp_path))  # the first run parses it
-    assert not _loads_libcst(_imported(["buggy.py"], tmp_path))  # the second is answered from the cache
+    hit = _imported(["buggy.py"], tmp_path)  # the second is answered from the cache
+    assert not _loads_libcst(hit)
+    # ... without the semantic model, the checkers or the screen, nor importlib.metadata
+    # (the cache key's LibCST version is read from its files).
+    analysis = {name for name in hit if name.startswith(("torchcopy_lint.analysis.", "torchcopy_lint.checkers."))}
+    assert not analysis and not {"torchcopy_lint.context", "torchcopy_lint.screen", "importlib.metadata"} & hit, analysis
 
 
 FLAKE8_PROBE = """

@@ -101,6 +101,17 @@ def test_the_screen_rules_out_files_and_rules() -> None:
         ("def evaluate(model, xs):\n    outs = []\n    for x in xs:\n        outs.append(model(x))\n    return outs\n", "TCL009", True),
         ("def f(model, xs, opt):\n    outs = []\n    for x in xs:\n        out = model(x)\n        outs.append(out)\n        out.sum().backward()\n        opt.step()\n", "TCL009", True),
         ("def f(model, xs):\n    outs = []\n    for x in xs:\n        outs.append(model(x))\n\ndef g(model, xs):\n    model.eval()\n    f(model, xs)\n", "TCL009", False),
+        # TCL009: outside a loop, only an accumulation that outlives the call (self.x, a global) counts.
+        ("def train_step(model, opt, x):\n    parts = []\n    loss = model(x)\n    parts.append(loss)\n    loss.backward()\n    opt.step()\n", "TCL009", False),
+        ("class T:\n    def train_step(self, model, opt, x):\n        loss = model(x)\n        self.losses.append(loss)\n        loss.backward()\n        opt.step()\n", "TCL009", True),
+        # TCL004: a write changes a snapshot's source only if the written name flows into it.
+        ("def f(w):\n    s = w.detach()\n    text = str(s)\n    text += '!'\n    return s, text\n", "TCL004", False),
+        ("def f(w):\n    s = w.detach()\n    w.add_(1)\n    return s\n", "TCL004", True),
+        ("import torch.nn as nn\ndef f(w):\n    s = w.detach()\n    nn.init.zeros_(w)\n    return s\n", "TCL004", True),
+        ("def f(model):\n    sd = model.state_dict()\n    for p in model.parameters():\n        p.add_(1)\n    return sd\n", "TCL004", True),
+        # TCL004: a snapshot of trained state, then a training call or one given an optimizer.
+        ("def f(model, opt, loader):\n    w = model.weight.detach()\n    run(model, opt, loader)\n    return w\n", "TCL004", True),
+        ("def f(model, loader):\n    w = model.weight.detach()\n    show(model, loader)\n    return w\n", "TCL004", False),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
     ],

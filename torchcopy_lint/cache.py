@@ -54,13 +54,25 @@ def implementation_stamp() -> str:
 
 
 def _libcst_version() -> str:
-    """A new LibCST may parse (and so report) differently: its results are not reused."""
-    from importlib.metadata import PackageNotFoundError, version
+    """A new LibCST may parse (and so report) differently: its results are not reused.
 
-    try:
-        return version("libcst")
-    except PackageNotFoundError:
+    Which LibCST is installed, told by its package directory and the size and time of its
+    version file, without importing it or ``importlib.metadata`` (which scans every installed
+    distribution: the largest cost of a run answered from the cache)."""
+    from torchcopy_lint.lazy import origin_of
+
+    origin = origin_of("libcst")
+    if not origin:
         return "unknown"
+    directory = os.path.dirname(origin)
+    stamps = [directory]
+    for name in ("_version.py", "__init__.py"):
+        try:
+            info = os.stat(os.path.join(directory, name))
+        except OSError:
+            continue
+        stamps.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return "|".join(stamps)
 
 
 class ResultCache:

@@ -17,10 +17,10 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.context import FileContext, RawFinding
 from torchcopy_lint.diagnostics import FileError, FileResult, Finding
 from torchcopy_lint.noqa import exempt_prefixes, is_suppressed, noqa_warnings, suppressions
 from torchcopy_lint.registry import Rule, all_rules
@@ -35,7 +35,9 @@ from torchcopy_lint.source import (
     refuse_what_crashes_libcst,
     syntax_error,
 )
-from torchcopy_lint.walker import Walker
+
+if TYPE_CHECKING:  # the model and the checkers load when a file is analysed, not for a cache hit
+    from torchcopy_lint.context import FileContext, RawFinding
 
 __all__ = ["CannotCheck", "FileRun", "analyse", "check_bytes", "decode", "lint_source", "rules_for"]
 
@@ -50,6 +52,9 @@ def rules_for(codes: Iterable[str]) -> list[Rule]:
 
 def analyse(module: cst.Module, path: str, rules: Sequence[Rule]) -> FileContext:
     """Build the semantic model (one walk), then run the rules' checkers (a second walk)."""
+    from torchcopy_lint.context import FileContext
+    from torchcopy_lint.walker import Walker
+
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
@@ -285,6 +290,7 @@ class FileRun:
     def _unused_noqa(self) -> list[tuple[Finding, RawFinding]]:
         """TCL100's findings, when reported: ``# noqa`` codes no rule's finding on their line uses."""
         from torchcopy_lint.checkers.tcl100_unused_noqa import CODE, unused_noqa
+        from torchcopy_lint.context import RawFinding
 
         rule = next((rule for rule in self.reported_rules if rule.code == CODE), None)
         if rule is None:

@@ -16,13 +16,19 @@ import sys
 import types
 
 
+_ORIGINS: dict[str, str | None] = {}  # module name -> the file it is (to be) loaded from
+
+
 def _lazy(name: str) -> types.ModuleType:
     loaded = sys.modules.get(name)
     if loaded is not None:
+        if is_loaded(loaded):
+            _ORIGINS[name] = getattr(getattr(loaded, "__spec__", None), "origin", None)
         return loaded
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
         raise ImportError(f"{name} is not installed")
+    _ORIGINS[name] = spec.origin
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)
@@ -32,6 +38,12 @@ def _lazy(name: str) -> types.ModuleType:
 
 
 cst = _lazy("libcst")
+
+
+def origin_of(name: str) -> str | None:
+    """The file a module taken from here is loaded from, without loading it (asking the
+    lazy module for its ``__spec__`` would run the import)."""
+    return _ORIGINS.get(name)
 
 
 def is_loaded(module: types.ModuleType = cst) -> bool:

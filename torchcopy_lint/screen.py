@@ -160,6 +160,7 @@ class Event:
     grad_off: bool  # inside a no_grad / inference_mode region of its own function
     function: int = 0  # index in :attr:`ScreenFacts.functions` of the function (or lambda) it is in; 0: module level
     in_loop: bool = False  # inside a ``for``/``while`` loop of that same function
+    local_target: bool = False  # an accumulation into the function's own local (not a parameter, ``self.x`` or a global)
 
 
 @dataclass
@@ -192,6 +193,8 @@ class ScreenFacts:
     clones: list[Event] = field(default_factory=list)  # each ``clone()``, with what is cloned
     snapshots: list[Event] = field(default_factory=list)  # each alias taken: ``.detach()``, ``.data``, ``state_dict()``, ``copy.copy``, ``best = model``
     reference_targets: set[str] = field(default_factory=set)  # ``best = model``: targets assigned a plain name or attribute
+    added_to: set[str] = field(default_factory=set)  # final names of containers given an element: ``history.append(v)``
+    call_arguments: frozenset[str] = frozenset()  # the keys of every call's arguments
     compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
     functions: list[FunctionSignals] = field(default_factory=lambda: [FunctionSignals(None)])  # [0] is the module's own code
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
@@ -223,6 +226,78 @@ class ScreenFacts:
             training |= grown
         self._training = frozenset(training)
         return self._training
+
+    def home(self, index: int) -> int:
+        """The function whose frame runs the code of function ``index``: a lambda's is the
+        enclosing function's (the module's, 0, at the top level)."""
+        functions = self.functions
+        while functions[index].is_lambda:
+            index = functions[index].parent
+            if index < 0:
+                return 0
+        return index
+
+    def callers(self, index: int) -> set[int]:
+        """The functions that may call function ``index`` by its name, directly or through
+        other functions (by name: methods of any class), ``index`` included."""
+        found = {index}
+        pending = [index]
+        while pending:
+            name = self.functions[pending.pop()].name
+            if name is None:
+                continue
+            for other, function in enumerate(self.functions):
+                if other not in found and name in function.calls:
+                    found.add(other)
+                    pending.append(self.home(other))
+                    found.add(pending[-1])
+        return found
+
+    def written_into(self, events: list[Event]) -> bool:
+        """Whether an in-place write may change what one of ``events`` took its value from
+        (TCL004's write changes), in the same function's frame or in one that calls it (a
+        helper returns what it made): a written name whose value may flow into the event's
+        names (``w.add_()`` after ``w.detach()``; ``p`` for ``v = p.view(-1); v.detach()``),
+        or a loop variable over ``parameters()`` the event's names flow into
+        (``for p in model.parameters(): p.add_(...)`` after ``model.state_dict()``)."""
+        written: dict[int, set[str]] = {}
+        for write in self.writes:
+            written.setdefault(self.home(write.function), set()).update(write.names)
+        if not written:
+            return False
+        taken: dict[int, set[str]] = {}
+        for event in events:
+            taken.setdefault(self.home(event.function), set()).update(event.names)
+        for index, names in taken.items():
+            met: set[str] = set()
+            for caller in self.callers(index):
+                met |= written.get(caller, set())
+            if not met:
+                continue
+            if not self.reaching(frozenset(met).__contains__).isdisjoint(names):
+                return True
+            loop_variables = {key for key in met if not _PARAMETER_LOOP_KEYS.isdisjoint(self.flows.get(key, ()))}
+            if loop_variables and not self.reaching(frozenset(names).__contains__).isdisjoint(loop_variables):
+                return True
+        return False
+
+    def may_train(self) -> bool:
+        """Whether something may change a module, its parameters or an optimizer other than
+        an in-place write (TCL004's other changes): a function that trains (it steps, calls
+        ``backward()`` or ``load_state_dict()``, writes a parameter, calls one that does), a
+        call named like training (``train_one_epoch(...)``, ``agent.learn()``), or a call given
+        an optimizer (``run(model, opt)``)."""
+        if self.training_functions() or any(naming.is_training_call(name) for name in self.called):
+            return True
+        return any(map(_optimizer_evidence, self.call_arguments)) or self.reaches(self.call_arguments, _optimizer_evidence)
+
+    def keeps_for_later(self) -> bool:
+        """Whether a snapshot may be stored to be kept as such (TCL004 reports those without a
+        change): a state dict taken, or an attribute or container named like a snapshot or a
+        copy of a model (``self.best``, ``history.append(...)``, ``self.target_net = ...``)."""
+        if not _STATE_DICT_CALLS.isdisjoint(self.called):
+            return True
+        return any(naming.is_snapshot_name(name) or naming.is_model_copy_name(name) for name in self.stored_attributes | self.written | self.added_to)
 
     def calls_any(self, names: Iterable[str]) -> bool:
         return not self.called.isdisjoint(names)
@@ -336,6 +411,14 @@ _SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS
 _SNAPSHOT_FUNCTIONS = api.short_names(api.SHALLOW_COPY_FUNCTIONS)
 _SHARING_CONSTRUCTORS = api.short_names(api.ALIASING_CONSTRUCTORS)
 _HOOK_REGISTRATIONS = frozenset(api.MODULE_HOOKS) | frozenset(api.TENSOR_HOOKS)
+_STATE_DICT_CALLS = frozenset(api.STATE_DICT_METHODS)
+_PARAMETER_LOOP_KEYS = frozenset("." + name for name in api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS)
+
+
+@lru_cache(maxsize=1 << 16)
+def _optimizer_evidence(key: str) -> bool:
+    """A name the model may read as an optimizer (``opt``, ``torch.optim``'s classes through their imports)."""
+    return naming.is_optimizer_name(bare(key))
 HANDED_TO = "handed-to:"  # key prefix: what a callback's parameters may receive from the call it is handed to
 
 
@@ -501,8 +584,21 @@ class _Collector(ast.NodeVisitor):
         for key in self._target_keys(target):
             self._flow(key, sources)
 
-    def _event(self, events: list[Event], keys: frozenset[str]) -> None:
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0))
+    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None) -> None:
+        local = target is not None and self._is_local_target(target)
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local))
+
+    def _is_local_target(self, target: ast.AST) -> bool:
+        """Whether an accumulation's target is held by the current function's own local (not
+        a parameter, ``self.total``, a global or a closure's name): outside a loop, TCL009
+        only reports accumulations that outlive the call (see its ``_called_per_step``)."""
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call, ast.Starred)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not isinstance(root, ast.Name) or not self._scopes:
+            return True  # no name to outlive the call, or the module's own code
+        key = self._key(root.id)
+        return key.startswith(self._scopes[-1][0]) and key not in self.facts.functions[self._signals[-1]].parameters
 
     def _write(self, receiver: ast.AST) -> None:
         name = final_name(receiver)
@@ -728,10 +824,14 @@ class _Collector(ast.NodeVisitor):
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
             self._write(receiver)
+            if receiver_name == "init" and node.args:
+                self._write(node.args[0])  # ``nn.init.zeros_(w)`` writes ``w``
         if method in _ADDERS:
             self._flow_names(receiver, argument_keys)
+            if receiver_name is not None:
+                self.facts.added_to.add(receiver_name)
         if method in _ACCUMULATING:
-            self._event(self.facts.accumulations, argument_keys)
+            self._event(self.facts.accumulations, argument_keys, receiver)
         if method == "clone":
             self._event(self.facts.clones, self.keys_in(receiver) | argument_keys)
         if method in _SNAPSHOT_METHODS:
@@ -777,7 +877,8 @@ class _Collector(ast.NodeVisitor):
                     self._lambda_names.append((name, value))
         bound = {key for target in targets for key in self._target_keys(target)}
         if not bound.isdisjoint(value_keys):  # ``total = total + loss``, ``outs = torch.cat([outs, out])``
-            self._event(self.facts.accumulations, value_keys)
+            local = all(self._is_local_target(target) for target in targets)
+            self._event(self.facts.accumulations, value_keys, targets[0] if local else None)
 
     def _stores(self, target: ast.AST, value_keys: frozenset[str]) -> None:
         """Record what a store target writes: subscripts (in place), attributes (a field)."""
@@ -790,7 +891,7 @@ class _Collector(ast.NodeVisitor):
             return
         if isinstance(target, ast.Subscript):
             self._write(target.value)
-            self._event(self.facts.accumulations, value_keys)  # ``history[k] = out``
+            self._event(self.facts.accumulations, value_keys, target.value)  # ``history[k] = out``
         base = target
         while isinstance(base, ast.Subscript):
             base = base.value
@@ -821,7 +922,7 @@ class _Collector(ast.NodeVisitor):
             base = base.value
         if isinstance(base, ast.Attribute):
             self.facts.stored_attributes.add(base.attr)
-        self._event(self.facts.accumulations, value_keys)
+        self._event(self.facts.accumulations, value_keys, node.target)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -837,6 +938,7 @@ class _Collector(ast.NodeVisitor):
         # Calls a hook callback may be handed to: a registration, ``partial``, or a function of
         # this file (``add_hook(m, fn)`` that registers its parameter: the model follows that).
         self._registering = {f"{HANDED_TO}{name}" for name in (*_HOOK_REGISTRATIONS, "partial", *self._parameters)}
+        facts.call_arguments = frozenset().union(*(keys for _, keys in self._call_sites))
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)
             facts.called |= resolved

@@ -44,6 +44,7 @@ from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clo
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 _TRAINED = frozenset({"module", "optimizer", "param"})
+_LOADS = frozenset({"load_state_dict"})
 # Calls that never change a module or an optimizer they are given.
 _HARMLESS_BUILTINS = frozenset({"print", "len", "isinstance", "id", "type", "repr", "str", "hasattr", "getattr", "sorted", "list", "tuple", "dict", "zip", "enumerate", "iter", "next", "sum", "min", "max", "any", "all", "map", "filter"})
 _HARMLESS_METHODS = frozenset({"state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children", "modules", "named_modules", "eval", "train", "to", "cuda", "cpu", "zero_grad", "register_forward_hook", "register_buffer", "append", "extend", "items", "keys", "values", "get", "format", "info", "debug", "warning", "log", "write", "add_scalar", "add_histogram", "update"})
@@ -178,15 +179,16 @@ class AliasedSnapshot(Checker):
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
         """A snapshot taken (``detach()``, ``.data``, ``state_dict()``, ``copy.copy``, a module
-        kept under a model-copy name) of something that may be trained state, or of
-        something an in-place write may reach."""
+        kept under a model-copy name) and then a change :meth:`_relevant` may accept: an
+        in-place write that may reach its source, or, for a snapshot of trained state, a
+        step, a load or a call that may train; or trained state kept under a snapshot name."""
         if not facts.snapshots:
             return False
-        if facts.any_event(facts.snapshots, _trained_state) or facts.any_event(facts.snapshots, facts.carries_history):
-            return True
-        sources = frozenset().union(*(snapshot.names for snapshot in facts.snapshots))
-        written = frozenset().union(*(write.names for write in facts.writes))
-        return facts.flows_between(sources, written)
+        if facts.written_into(facts.snapshots) or not _LOADS.isdisjoint(facts.called):
+            return True  # a write or a load that may change a snapshot's source
+        if not (facts.any_event(facts.snapshots, _trained_state) or facts.any_event(facts.snapshots, facts.carries_history)):
+            return False
+        return facts.keeps_for_later() or facts.may_train()
 
     def _is_buffer(self, source: cst.Attribute) -> bool:
         """``model.running_mean``: a tensor without grad on a module the file shows (not guessed)."""

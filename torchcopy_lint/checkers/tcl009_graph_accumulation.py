@@ -166,6 +166,8 @@ class GraphAccumulation(Checker):
             if event.in_loop:
                 if function.evaluates or loop_trains(event.function):
                     return True
+            elif event.local_target:
+                continue  # outside a loop, only what outlives the call is reported (see _called_per_step)
             elif function.handed or event.function in training or naming.is_training_step_name(function.name or ""):
                 return True
             elif function.name in hosted and not event.names.isdisjoint(function.parameters):

@@ -1,7 +1,8 @@
 """Is autograd recording here? Tracks ``no_grad`` / ``inference_mode`` regions.
 
 A region starts at ``with torch.no_grad():`` (or ``torch.inference_mode()``,
-``torch.set_grad_enabled(False)``) and at a function decorated with one of them;
+``torch.set_grad_enabled(False)``, or a name bound to one: ``ctx = torch.no_grad()``
+then ``with ctx:``) and at a function decorated with one of them;
 ``torch.enable_grad()`` inside such a region turns recording back on. A nested
 function starts afresh (recording on): it may be called from anywhere.
 """
@@ -24,6 +25,8 @@ class GradModeTracker:
 
     def __init__(self) -> None:
         self._stack: list[bool] = [False]
+        # Per function (the module first): names bound to a grad-mode switch (``ctx = torch.no_grad()``).
+        self._switch_names: list[dict[str, bool]] = [{}]
         self.names: TorchNames | None = None  # set by FileContext once names exist
         self.model: SemanticModel | None = None  # pass 2: call sites tell how functions are called
 
@@ -43,6 +46,11 @@ class GradModeTracker:
     def mode_of(self, expr: cst.BaseExpression) -> bool | None:
         """True if ``expr`` disables grad, False if it enables it, None if neither."""
         assert self.names is not None
+        if isinstance(expr, cst.Name):
+            for names in reversed(self._switch_names):
+                if expr.value in names:
+                    return names[expr.value]
+            return None
         call_args: list[cst.Arg] = []
         if isinstance(expr, cst.Call):
             call_args = list(expr.args)
@@ -73,6 +81,15 @@ class GradModeTracker:
     def leave_With(self, node: cst.With) -> None:
         self._stack.pop()
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            mode = self.mode_of(node.value)
+            if mode is None:
+                self._switch_names[-1].pop(name, None)
+            else:
+                self._switch_names[-1][name] = mode
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # ``torch.autograd.Function.forward(ctx, ...)`` always runs with grad disabled, and
         # so does a function that is only ever called with grad off (the model's call sites).
@@ -82,9 +99,11 @@ class GradModeTracker:
             if mode is not None:
                 state = mode
         self._stack.append(state)
+        self._switch_names.append({})
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
+        self._switch_names.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._stack.append(False)

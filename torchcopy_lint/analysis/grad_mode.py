@@ -2,7 +2,9 @@
 
 A region starts at ``with torch.no_grad():`` (or ``torch.inference_mode()``,
 ``torch.set_grad_enabled(False)``, or a name bound to one: ``ctx = torch.no_grad()``
-then ``with ctx:``) and at a function decorated with one of them;
+then ``with ctx:``) and at a function decorated with one of them; a statement
+``torch.set_grad_enabled(False)`` switches recording off for the rest of the region it
+is in (``True`` back on), as it does at run time until the enclosing ``with`` exits;
 ``torch.enable_grad()`` inside such a region turns recording back on. A nested
 function starts afresh (recording on): it may be called from anywhere.
 """
@@ -80,6 +82,13 @@ class GradModeTracker:
 
     def leave_With(self, node: cst.With) -> None:
         self._stack.pop()
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and self.names is not None and self.names.torch_qualname(value.func) in GRAD_SETTING:
+            mode = self.mode_of(value)
+            if mode is not None:
+                self._stack[-1] = mode  # ``torch.set_grad_enabled(False)`` as a statement
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

@@ -138,6 +138,16 @@ def test_integer_results_do_not_require_grad() -> None:
         assert not result.requires_grad, name
 
 
+def test_return_type_fields_are_fields_of_torch_return_types() -> None:
+    fields = {name for kind in vars(torch.return_types).values() if isinstance(kind, type) for name in getattr(kind, "__match_args__", ())}
+    assert sorted(api.RETURN_TYPE_FIELDS - fields) == []
+    x = torch.randn(4, 6, requires_grad=True)
+    assert x.max(1).values.requires_grad and x.sort().values.requires_grad and torch.linalg.svd(x).S.requires_grad
+    assert not x.max(1).indices.requires_grad and not x.topk(2).indices.is_floating_point()
+    assert not torch.linalg.matrix_rank(x.detach()).is_floating_point() and not torch.frexp(x.detach()).exponent.is_floating_point()
+    assert api.INTEGER_RETURN_FIELDS <= api.RETURN_TYPE_FIELDS
+
+
 def test_computing_methods_carry_history() -> None:
     x = torch.randn(4, 6, requires_grad=True)
     assert x.clone().requires_grad and x.sum().requires_grad and x.exp().requires_grad

@@ -1015,7 +1015,7 @@ _FLAG_FIELDS = frozenset({"requires_grad", "data", "grad"})
 _TRAINING_METHODS = frozenset({"backward", "step", "load_state_dict"})
 # Attributes whose value is made from the object they are read from: tensor views and
 # aliases, a model output's loss and logits (see Evaluator._tensor_attribute).
-_PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | frozenset({"data", "grad", "loss", "logits"})
+_PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | api.RETURN_TYPE_FIELDS | frozenset({"data", "grad", "loss", "logits"})
 CALLED = "()"  # key prefix: the result of calling what the rest of the key names (``()3@model``, ``()encoder``)
 MODULE_SCOPE = "0@"  # key prefix of module-level names (a function's locals get their own number)
 REQUIRES_GRAD = api.REQUIRES_GRAD_TRUE  # the key of ``requires_grad=True`` (a keyword or an attribute set)

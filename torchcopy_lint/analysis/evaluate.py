@@ -521,6 +521,8 @@ class Evaluator:
             return tensor(receiver.grad, "a loss" if attr == "loss" else receiver.why, loss=attr == "loss")
         if attr in api.TENSOR_META_ATTRIBUTES:
             return SCALAR if attr in ("requires_grad", "is_leaf", "ndim", "is_cuda", "is_sparse", "itemsize", "nbytes") else OBJECT
+        if attr in api.RETURN_TYPE_FIELDS:  # ``x.max(dim).values``: a field of the named tuple a method returned
+            return tensor(Grad.NO, "a tensor of integers") if attr in api.INTEGER_RETURN_FIELDS else tensor(receiver.grad, receiver.why)
         return UNKNOWN
 
     def _unknown_attribute(self, expr: cst.Attribute, attr: str) -> Value:

@@ -285,6 +285,16 @@ COMPUTING_METHODS = _words(
     where squeeze unsqueeze logsumexp square rsqrt reciprocal exp2 log1p expm1 sin cos argmax argmin
     """
 )
+# Fields of the named tuples tensor methods and functions return (``torch.return_types``:
+# ``x.max(dim).values``, ``x.sort().indices``, ``torch.linalg.eigh(a).eigenvectors``): each a
+# tensor. Those holding integers (positions, ranks) carry no history.
+RETURN_TYPE_FIELDS = _words(
+    """
+    values indices eigenvalues eigenvectors U S V Vh Q R L LD LU P pivots info solution residuals
+    rank singular_values mantissa exponent hist bin_edges logabsdet tau
+    """
+)
+INTEGER_RETURN_FIELDS = _words("indices pivots info rank exponent")
 # Attributes of a tensor that are no tensors (or no values of it).
 TENSOR_META_ATTRIBUTES = _words(
     """

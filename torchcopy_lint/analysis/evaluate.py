@@ -699,7 +699,8 @@ class Evaluator:
                 value = rest if rest is not None else UNKNOWN
             fields.append((name, value))
         items = tuple(value for _, value in fields)
-        return Value(Kind.CONTAINER, element=join_all(items, numeric=False), items=items, fields=tuple(fields), qualname=NAMEDTUPLE)
+        # Iterating gives any field: unknown unless every field is known.
+        return Value(Kind.CONTAINER, element=_strict_join(list(items)), items=items, fields=tuple(fields), qualname=NAMEDTUPLE)
 
     def returns(self, info: FunctionInfo) -> Value:
         """What calling the function gives, for any call: the join of its returns (a

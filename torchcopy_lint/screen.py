@@ -588,6 +588,10 @@ class _Collector(ast.NodeVisitor):
             self.visit(expr)
             for key in keys:
                 self._flow(key, self.keys_in(expr))
+        if any(final_name(base) == "NamedTuple" for base in node.bases):
+            # ``class T(NamedTuple)``: its annotated names are fields, holding what ``T(...)`` passes
+            fields = {statement.target.id for statement in node.body if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)}
+            self._namedtuples.setdefault(node.name, set()).update(fields)
         self._classes.append(keys)
         self._visit_body(node.body, grad_off=0, class_body=True)
         self._classes.pop()

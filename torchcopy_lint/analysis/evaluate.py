@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 PARAMETER = tensor(Grad.LEAF, "an nn.Parameter")
 SIZE = Value(Kind.CONTAINER, element=SCALAR, qualname="torch.Size")
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
+_NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 # torch.nn modules without parameters: their output has the history of their input only.
 _PARAMETER_FREE_MODULES = frozenset(
     """
@@ -536,6 +537,10 @@ class Evaluator:
         attr = expr.attr.value
         if receiver.kind is Kind.TENSOR:
             return self._tensor_attribute(receiver, expr.value, attr)
+        if receiver.kind is Kind.CONTAINER and receiver.qualname == NAMEDTUPLE:
+            found = receiver.field(attr)
+            if found is not None:
+                return found  # ``batch.reward`` of a namedtuple
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
             found = self.model.class_attribute(receiver.cls, attr, self)
             if found is not None:
@@ -554,10 +559,6 @@ class Evaluator:
             if attr == api.OPTIMIZER_PARAM_GROUPS:
                 return _param_groups()
             return UNKNOWN
-        if receiver.kind is Kind.CONTAINER and receiver.qualname == NAMEDTUPLE:
-            found = receiver.field(attr)
-            if found is not None:
-                return found  # ``batch.reward`` of a namedtuple
         if receiver.kind in (Kind.CONTAINER, Kind.SCALAR, Kind.ARRAY, Kind.NONE):
             return UNKNOWN if receiver.kind is not Kind.ARRAY or attr not in ("T", "shape") else ARRAY
         if receiver.kind is Kind.UNKNOWN:
@@ -673,6 +674,10 @@ class Evaluator:
             result = self._returns_at(info, callee, call, off) if info is not None else UNKNOWN
             return without_history(result) if off else result
         if callee.cls is not None and callee.kind is Kind.CALLABLE:
+            fields = self._typed_namedtuple_fields(callee.cls)
+            if fields:
+                # ``class Transition(NamedTuple)``: its calls make tuples as ``namedtuple``'s do.
+                return self._namedtuple_instance(Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=fields), call, off).with_(cls=callee.cls)
             return self.model.instance_of(callee.cls)
         if callee.kind is Kind.MODULE:
             if callee.guessed and not positional_args(call):
@@ -684,19 +689,38 @@ class Evaluator:
             return self._qualified_call(callee.qualname, call, off)
         return UNKNOWN
 
+    def _typed_namedtuple_fields(self, node: cst.ClassDef) -> tuple[tuple[str, Value], ...]:
+        """The fields of a ``typing.NamedTuple`` class (its annotated class-level names, in
+        order) with their defaults; empty for any other class."""
+        if not any(base.keyword is None and self.model.names.qualname(base.value) in _NAMEDTUPLE_BASES for base in node.bases):
+            return ()
+        fields: list[tuple[str, Value]] = []
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    annotation = small.annotation.annotation
+                    kind = dotted_name(annotation.value if isinstance(annotation, cst.Subscript) else annotation) or ""
+                    if kind.rsplit(".", 1)[-1] == "ClassVar":
+                        continue  # a class attribute, not a field
+                    default = self.value(small.value) if small.value is not None else UNKNOWN
+                    fields.append((small.target.value, default))
+        return tuple(fields)
+
     def _namedtuple_instance(self, cls: Value, call: cst.Call, off: bool) -> Value:
         """``Transition(s, a, r)``, ``Transition(*args)``, ``Transition(*zip(*batch))``: a tuple
         whose fields hold what is passed in their positions (or by their names)."""
         values, rest = self._positions(call, off)
         fields: list[tuple[str, Value]] = []
-        for index, (name, _) in enumerate(cls.fields):
+        for index, (name, default) in enumerate(cls.fields):
             given = keyword_arg(call, name)
             if given is not None:
                 value = self.value(given.value, off)
             elif index < len(values):
                 value = values[index]
             else:
-                value = rest if rest is not None else UNKNOWN
+                value = rest if rest is not None else default
             fields.append((name, value))
         items = tuple(value for _, value in fields)
         # Iterating gives any field: unknown unless every field is known.

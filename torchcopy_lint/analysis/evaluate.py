@@ -955,8 +955,8 @@ class Evaluator:
             return self._tensor_method(receiver, source, method, call, off)
         if receiver.cls is not None:
             found = self.model.class_attribute(receiver.cls, method, self, instance=receiver.kind is not Kind.CALLABLE)
-            if found is not None and (found.function is not None or found.kind is Kind.MODULE):
-                return self._call_value(found, call, off)
+            if found is not None and (found.function is not None or found.kind is Kind.MODULE or (found.qualname == NAMEDTUPLE and found.kind is Kind.CALLABLE)):
+                return self._call_value(found, call, off)  # a method, a submodule, ``self.Transition(*args)``
         if receiver.kind is Kind.MODULE:
             return self._module_method(receiver, source, method, call, off)
         if receiver.kind is Kind.OPTIMIZER:

@@ -283,3 +283,20 @@ def g(tokenizer, rewards: list[float], x: torch.Tensor):
     probe(x is None); probe(x in [x])
 """
     assert shapes(source) == ["unknown", "scalar", "scalar", "container[tensor]", "scalar", "scalar"]
+
+
+def test_random_draws_keep_known_tensors_only() -> None:
+    """A draw never makes a tensor of a guess: the column of an untyped model's outputs is unknown."""
+    source = """
+import random
+import torch
+def learn(model, observations: list[torch.Tensor], k: int):
+    replay = []
+    outs = []
+    for obs in observations:
+        replay.append((model(obs).argmax(), obs.sum()))
+        outs.append(model(obs))
+    actions, returns = zip(*random.sample(replay, k))
+    probe(actions); probe(returns); probe(random.sample(outs, k)); probe(random.choice(replay)[1])
+"""
+    assert shapes(source) == ["container[unknown]", "container[tensor]", "scalar", "tensor"]

@@ -918,7 +918,8 @@ class Evaluator:
                 # ``zip(*rows)``: the columns of the rows (``zip(*transitions)`` of a replay batch)
                 rows = element_of(self.value(call.args[0].value, off))
                 if rows.kind is Kind.CONTAINER and rows.items is not None:
-                    return container(items=tuple(container(item) for item in rows.items))
+                    # Iterating gives any column: unknown unless every field is known.
+                    return container(container(_strict_join(list(rows.items))), items=tuple(container(item) for item in rows.items))
                 if rows.kind is Kind.CONTAINER:
                     return container(container(rows.element or UNKNOWN))
             return container(container())

@@ -220,3 +220,83 @@ def f(x):
 """
     assert kinds(source) == [MAYBE, MAYBE]
 
+
+
+# -- replay memories: namedtuples, *args, zip(*rows), random draws (TCL002) ------------------
+
+def _shape(value: object) -> str:
+    """``tensor``, ``scalar``, ``unknown``, or ``container[<element>]`` of an analysis value."""
+    kind = value.kind.value  # type: ignore[attr-defined]
+    if kind == "container":
+        return f"container[{_shape(value.element)}]"  # type: ignore[attr-defined]
+    return kind
+
+
+def shapes(source: str) -> list[str]:
+    return probe(source, lambda ctx, expr: _shape(ctx.value(expr)))  # type: ignore[return-value]
+
+
+def test_namedtuple_fields_star_args_and_zip_columns() -> None:
+    source = """
+import random
+from collections import namedtuple
+from typing import NamedTuple
+import torch
+T = namedtuple("T", "a b")
+class U(NamedTuple):
+    a: torch.Tensor
+    b: float = 0.0
+def push(*args):
+    return T(*args)
+def f(x: torch.Tensor):
+    t = push(x, 1.0)
+    probe(t.a); probe(t.b); probe(t)
+    rows = [t]
+    batch = T(*zip(*random.sample(rows, 1)))
+    probe(batch.a); probe(batch.b)
+    xs, ys = zip(*[(x, 2.0)])
+    probe(xs); probe(ys)
+    u = U(x)
+    probe(u.a); probe(u.b); probe(U(b=x, a=1).b)
+"""
+    assert shapes(source) == [
+        "tensor", "scalar", "container[unknown]",
+        "container[tensor]", "container[scalar]",
+        "container[tensor]", "container[scalar]",
+        "tensor", "scalar", "tensor",
+    ]
+
+
+def test_star_args_of_mixed_callers_and_random_draws_stay_unknown_or_data() -> None:
+    source = """
+import random
+import torch
+def compose(*fs):
+    for f in fs:
+        probe(f)
+    return fs
+def to_tensor(ids):
+    return torch.tensor(ids)
+def g(tokenizer, rewards: list[float], x: torch.Tensor):
+    compose(tokenizer, to_tensor)
+    probe(random.sample(range(10), 3)); probe(random.choice(rewards)); probe(random.sample([x], 1))
+    probe(x is None); probe(x in [x])
+"""
+    assert shapes(source) == ["unknown", "scalar", "scalar", "container[tensor]", "scalar", "scalar"]
+
+
+def test_random_draws_keep_known_tensors_only() -> None:
+    """A draw never makes a tensor of a guess: the column of an untyped model's outputs is unknown."""
+    source = """
+import random
+import torch
+def learn(model, observations: list[torch.Tensor], k: int):
+    replay = []
+    outs = []
+    for obs in observations:
+        replay.append((model(obs).argmax(), obs.sum()))
+        outs.append(model(obs))
+    actions, returns = zip(*random.sample(replay, k))
+    probe(actions); probe(returns); probe(random.sample(outs, k)); probe(random.choice(replay)[1])
+"""
+    assert shapes(source) == ["container[unknown]", "container[tensor]", "scalar", "tensor"]

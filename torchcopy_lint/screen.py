@@ -471,6 +471,7 @@ class _Collector(ast.NodeVisitor):
         self._signals: list[int] = [0]  # indices in facts.functions of the enclosing functions, innermost last
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
         self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
+        self._namedtuples: dict[str, set[str]] = {}  # ``T = namedtuple("T", "a b")``: T -> its fields
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -683,6 +684,10 @@ class _Collector(ast.NodeVisitor):
             self.visit(expr)
             for key in keys:
                 self._flow(key, self.keys_in(expr))
+        if any(final_name(base) == "NamedTuple" for base in node.bases):
+            # ``class T(NamedTuple)``: its annotated names are fields, holding what ``T(...)`` passes
+            fields = {statement.target.id for statement in node.body if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)}
+            self._namedtuples.setdefault(node.name, set()).update(fields)
         self._classes.append(keys)
         self._visit_body(node.body, grad_off=0, class_body=True)
         self._classes.pop()
@@ -902,11 +907,26 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._assigned(node.targets, node.value)
+        self._namedtuple(node.targets, node.value)
         self.generic_visit(node)
+
+    def _namedtuple(self, targets: list[ast.AST], value: ast.AST | None) -> None:
+        """``T = namedtuple("T", ("a", "b"))``: an attribute ``.a`` of an instance holds what a
+        call of ``T`` passes (the model reads the fields of ``T(...)``)."""
+        if not isinstance(value, ast.Call) or final_name(value.func) != "namedtuple":
+            return
+        fields = _namedtuple_fields(value)
+        if not fields:
+            return
+        for target in targets:
+            name = final_name(target)
+            if name is not None:
+                self._namedtuples.setdefault(name, set()).update(fields)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._assigned([node.target], node.value)
         self._flow_names(node.target, self.keys_in(node.annotation))
+        self._namedtuple([node.target], node.value)
         self.generic_visit(node)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
@@ -952,6 +972,8 @@ class _Collector(ast.NodeVisitor):
             for function in _resolve(callee, self._aliases):
                 for parameter in self._parameters.get(function, ()):
                     self._flow(parameter, argument_keys | {callee})
+                for field_name in self._namedtuples.get(function, ()):
+                    self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
         handed = set()
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
@@ -986,6 +1008,18 @@ class _Collector(ast.NodeVisitor):
                 if result not in seen and source in flows:
                     seen.add(result)
                     pending.append(result)
+
+
+def _namedtuple_fields(call: ast.Call) -> tuple[str, ...]:
+    """The field names of ``namedtuple("T", ("a", "b"))`` / ``namedtuple("T", "a b")`` (as
+    ``analysis/evaluate.py`` reads them); empty when they are not literals."""
+    spec = next((keyword.value for keyword in call.keywords if keyword.arg == "field_names"), call.args[1] if len(call.args) > 1 else None)
+    if isinstance(spec, (ast.List, ast.Tuple)):
+        names = [element.value if isinstance(element, ast.Constant) and isinstance(element.value, str) else None for element in spec.elts]
+        return tuple(name for name in names if name is not None)
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        return tuple(spec.value.replace(",", " ").split())
+    return ()
 
 
 def _called_keys(facts: ScreenFacts) -> set[str]:

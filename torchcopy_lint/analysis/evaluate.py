@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 PARAMETER = tensor(Grad.LEAF, "an nn.Parameter")
 SIZE = Value(Kind.CONTAINER, element=SCALAR, qualname="torch.Size")
+NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
+_NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 # torch.nn modules without parameters: their output has the history of their input only.
 _PARAMETER_FREE_MODULES = frozenset(
     """
@@ -223,6 +225,8 @@ class Evaluator:
         if isinstance(expr, cst.IfExp):
             return join(self.value(expr.body, off), self.value(expr.orelse, off))
         if isinstance(expr, cst.Comparison):
+            if all(isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for target in expr.comparisons):
+                return SCALAR  # ``s is not None``, ``k in d``: a bool, even of a tensor
             left = self.value(expr.left, off)
             if left.kind is Kind.TENSOR or any(self.value(target.comparator, off).kind is Kind.TENSOR for target in expr.comparisons):
                 return tensor(Grad.NO)
@@ -387,6 +391,17 @@ class Evaluator:
             annotated = self.annotation_value(binding.annotation)
             if annotated.kind is not Kind.UNKNOWN:
                 return annotated
+        if isinstance(param, cst.Param) and param is info.node.params.star_arg and self.infer_parameters:
+            sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
+            rests = [self._rest(site, len(params)) for site in sites]
+            known = [rest for rest in rests if rest is not None]
+            if not known or len(known) != len(rests):
+                return container()
+            # Iterating gives any of the arguments: unknown unless every one is known (the
+            # usual join lets one known argument stand for all: ``for f in fs: x = f(x)`` of
+            # ``compose(tokenizer, vocab, to_tensor)`` is not three calls of ``to_tensor``).
+            element = _strict_join([rest.element or UNKNOWN for rest in known])
+            return join_all(known).with_(element=element)
         if isinstance(param, cst.Param) and (param is info.node.params.star_arg or param is info.node.params.star_kwarg):
             return container()
         value = UNKNOWN
@@ -421,6 +436,44 @@ class Evaluator:
             if number == position:
                 return self.value(argument.value, site.grad_disabled)
         return None
+
+    def _rest(self, site: CallSite, start: int) -> Value | None:
+        """What ``site`` passes into ``*args`` (after ``start`` named parameters): a tuple of
+        the extra positional arguments; None where their positions are unknown."""
+        positional = [argument for argument in site.call.args if argument.keyword is None and argument.star != "**"]
+        position = start - site.offset
+        values: list[Value] = []
+        spread: list[Value] = []  # from a ``*xs`` of unknown length on
+        for number, argument in enumerate(positional):
+            if argument.star == "*":
+                if number < position:
+                    return None  # ``f(*xs)``: which of them reach ``*args`` is unknown
+                given = self.value(argument.value, site.grad_disabled)
+                if given.kind is Kind.CONTAINER and given.items is not None and not spread:
+                    values.extend(given.items)
+                else:
+                    spread.append(element_of(given))
+            elif number >= position:
+                (spread if spread else values).append(self.value(argument.value, site.grad_disabled))
+        if spread:
+            return container(_strict_join([*values, *spread]))
+        return container(_strict_join(values), items=tuple(values))
+
+    def _positions(self, call: cst.Call, off: bool) -> tuple[list[Value], Value | None]:
+        """The positional arguments of a call, ``*xs`` expanded where ``xs``'s positions are
+        known; the second part: what any later position holds, after a ``*xs`` of unknown length."""
+        values: list[Value] = []
+        for argument in call.args:
+            if argument.keyword is not None or argument.star == "**":
+                continue
+            given = self.value(argument.value, off)
+            if argument.star != "*":
+                values.append(given)
+            elif given.kind is Kind.CONTAINER and given.items is not None:
+                values.extend(given.items)
+            else:
+                return values, element_of(given)
+        return values, None
 
     def annotation_value(self, annotation: cst.BaseExpression) -> Value:
         """What a parameter or variable annotated with ``annotation`` holds."""
@@ -484,6 +537,10 @@ class Evaluator:
         attr = expr.attr.value
         if receiver.kind is Kind.TENSOR:
             return self._tensor_attribute(receiver, expr.value, attr)
+        if receiver.kind is Kind.CONTAINER and receiver.qualname == NAMEDTUPLE:
+            found = receiver.field(attr)
+            if found is not None:
+                return found  # ``batch.reward`` of a namedtuple
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
             found = self.model.class_attribute(receiver.cls, attr, self)
             if found is not None:
@@ -619,14 +676,57 @@ class Evaluator:
             result = self._returns_at(info, callee, call, off) if info is not None else UNKNOWN
             return without_history(result) if off else result
         if callee.cls is not None and callee.kind is Kind.CALLABLE:
+            fields = self._typed_namedtuple_fields(callee.cls)
+            if fields:
+                # ``class Transition(NamedTuple)``: its calls make tuples as ``namedtuple``'s do.
+                return self._namedtuple_instance(Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=fields), call, off).with_(cls=callee.cls)
             return self.model.instance_of(callee.cls)
         if callee.kind is Kind.MODULE:
             if callee.guessed and not positional_args(call):
                 return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor
             return self._module_output(callee, call, off)
+        if callee.kind is Kind.CALLABLE and callee.qualname == NAMEDTUPLE and callee.fields:
+            return self._namedtuple_instance(callee, call, off)
         if callee.qualname is not None:
             return self._qualified_call(callee.qualname, call, off)
         return UNKNOWN
+
+    def _typed_namedtuple_fields(self, node: cst.ClassDef) -> tuple[tuple[str, Value], ...]:
+        """The fields of a ``typing.NamedTuple`` class (its annotated class-level names, in
+        order) with their defaults; empty for any other class."""
+        if not any(base.keyword is None and self.model.names.qualname(base.value) in _NAMEDTUPLE_BASES for base in node.bases):
+            return ()
+        fields: list[tuple[str, Value]] = []
+        for statement in node.body.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    annotation = small.annotation.annotation
+                    kind = dotted_name(annotation.value if isinstance(annotation, cst.Subscript) else annotation) or ""
+                    if kind.rsplit(".", 1)[-1] == "ClassVar":
+                        continue  # a class attribute, not a field
+                    default = self.value(small.value) if small.value is not None else UNKNOWN
+                    fields.append((small.target.value, default))
+        return tuple(fields)
+
+    def _namedtuple_instance(self, cls: Value, call: cst.Call, off: bool) -> Value:
+        """``Transition(s, a, r)``, ``Transition(*args)``, ``Transition(*zip(*batch))``: a tuple
+        whose fields hold what is passed in their positions (or by their names)."""
+        values, rest = self._positions(call, off)
+        fields: list[tuple[str, Value]] = []
+        for index, (name, default) in enumerate(cls.fields):
+            given = keyword_arg(call, name)
+            if given is not None:
+                value = self.value(given.value, off)
+            elif index < len(values):
+                value = values[index]
+            else:
+                value = rest if rest is not None else default
+            fields.append((name, value))
+        items = tuple(value for _, value in fields)
+        # Iterating gives any field: unknown unless every field is known.
+        return Value(Kind.CONTAINER, element=_strict_join(list(items)), items=items, fields=tuple(fields), qualname=NAMEDTUPLE)
 
     def returns(self, info: FunctionInfo) -> Value:
         """What calling the function gives, for any call: the join of its returns (a
@@ -773,6 +873,16 @@ class Evaluator:
             return self.value(first, off)
         if qualname == "collections.OrderedDict" and first is not None:
             return self._dict_of(first, off)
+        if qualname == NAMEDTUPLE:
+            names = _field_names(call)
+            return Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=tuple((name, UNKNOWN) for name in names)) if names else UNKNOWN
+        if qualname in ("random.choice", "random.sample", "random.choices") and first is not None:
+            # Elements of the population, only where the file shows them to be tensors (or
+            # tuples holding some): ``random.sample(self.memory, n)`` of a replay list.
+            population = self.value(first, off)
+            drawn = _unguessed(population.element) if population.kind is Kind.CONTAINER and population.element is not None else UNKNOWN
+            if _known_tensors(drawn):
+                return drawn if qualname == "random.choice" else container(drawn)
         root = qualname.split(".", 1)[0]
         if root in ("numpy", "pandas"):
             return ARRAY
@@ -805,6 +915,16 @@ class Evaluator:
                 return self._dict_of(positional[0].value, off)
             fields = tuple((argument.keyword.value, self.value(argument.value, off)) for argument in call.args if argument.keyword is not None)
             return container(join_all([value for _, value in fields]) if fields else UNKNOWN, fields=fields)
+        if name == "zip" and any(argument.star == "*" for argument in call.args):
+            if len(call.args) == 1:
+                # ``zip(*rows)``: the columns of the rows (``zip(*transitions)`` of a replay batch)
+                rows = element_of(self.value(call.args[0].value, off))
+                if rows.kind is Kind.CONTAINER and rows.items is not None:
+                    # Iterating gives any column: unknown unless every field is known.
+                    return container(container(_strict_join(list(rows.items))), items=tuple(container(item) for item in rows.items))
+                if rows.kind is Kind.CONTAINER:
+                    return container(container(rows.element or UNKNOWN))
+            return container(container())
         if name == "zip":
             return container(container(items=tuple(element_of(arg) for arg in args)))
         if name == "enumerate":
@@ -839,8 +959,8 @@ class Evaluator:
             return self._tensor_method(receiver, source, method, call, off)
         if receiver.cls is not None:
             found = self.model.class_attribute(receiver.cls, method, self, instance=receiver.kind is not Kind.CALLABLE)
-            if found is not None and (found.function is not None or found.kind is Kind.MODULE):
-                return self._call_value(found, call, off)
+            if found is not None and (found.function is not None or found.kind is Kind.MODULE or (found.qualname == NAMEDTUPLE and found.kind is Kind.CALLABLE)):
+                return self._call_value(found, call, off)  # a method, a submodule, ``self.Transition(*args)``
         if receiver.kind is Kind.MODULE:
             return self._module_method(receiver, source, method, call, off)
         if receiver.kind is Kind.OPTIMIZER:
@@ -1006,6 +1126,54 @@ def _plain_data(value: Value, depth: int = 0) -> bool:
         return False
     held = [v for v in (value.element, *(value.items or ()), *(v for _, v in value.fields)) if v is not None]
     return bool(held) and all(_plain_data(v, depth + 1) for v in held)
+
+
+def _strict_join(values: list[Value]) -> Value:
+    """The join of ``values``, unknown where one of them is (not absorbed as joins do)."""
+    if not values or any(value.kind is Kind.UNKNOWN for value in values):
+        return UNKNOWN
+    return join_all(values, numeric=False)
+
+
+def _known_tensors(value: Value, depth: int = 0) -> bool:
+    """A tensor the file shows (not a guess from a name), or a container holding one."""
+    if value.guessed or depth > 4:
+        return False
+    if value.kind is Kind.TENSOR:
+        return True
+    if value.kind is not Kind.CONTAINER:
+        return False
+    held = [v for v in (value.element, *(value.items or ()), *(v for _, v in value.fields)) if v is not None]
+    return any(_known_tensors(v, depth + 1) for v in held)
+
+
+def _unguessed(value: Value, depth: int = 0) -> Value:
+    """``value`` with what is only guessed from names made unknown (a tuple keeps its known
+    positions: the reward a transition holds, not the action of an untyped policy)."""
+    if value.guessed or depth > 4:
+        return UNKNOWN
+    if value.kind is not Kind.CONTAINER:
+        return value
+    items = tuple(_unguessed(item, depth + 1) for item in value.items) if value.items is not None else None
+    fields = tuple((key, _unguessed(held, depth + 1)) for key, held in value.fields)
+    element = _unguessed(value.element, depth + 1) if value.element is not None else None
+    return value.with_(items=items, fields=fields, element=element)
+
+
+def _field_names(call: cst.Call) -> tuple[str, ...]:
+    """The field names of ``namedtuple("T", ("a", "b"))`` / ``namedtuple("T", "a b")``; empty
+    when they are not literals."""
+    positional = positional_args(call)
+    given = keyword_arg(call, "field_names")
+    spec = given.value if given is not None else positional[1].value if len(positional) > 1 else None
+    if isinstance(spec, (cst.List, cst.Tuple)):
+        names = [string_value(element.value) if not isinstance(element, cst.StarredElement) else None for element in spec.elements]
+        return tuple(names) if all(name is not None and name.isidentifier() for name in names) else ()  # type: ignore[misc]
+    text = string_value(spec) if spec is not None else None
+    if text is None:
+        return ()
+    names = text.replace(",", " ").split()
+    return tuple(names) if all(name.isidentifier() for name in names) else ()
 
 
 def _with_grad_off(binding: Binding) -> Binding:

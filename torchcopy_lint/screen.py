@@ -399,13 +399,18 @@ def _module_like_name(name: str) -> bool:
 def is_leaf_evidence(key: str) -> bool:
     """Evidence of a leaf that requires grad: ``nn.Parameter``, ``.parameters()``,
     ``requires_grad=True``, ``param_groups``, or a ``.weight``/``.bias`` attribute (an
-    attribute only: a variable called ``weight`` is not one)."""
+    attribute only: a variable called ``weight`` is not one). ``parameters``,
+    ``named_parameters`` and ``requires_grad_`` count only as a method called (or a
+    function: ``()parameters``): ``inspect.signature(f).parameters`` holds no tensors."""
     name = bare(key)
     if name in api.PARAMETER_ATTRIBUTES:
         return "@" not in key and not key.startswith((".", CALLED))
+    if name in _LEAF_METHODS:
+        return key.startswith((".", CALLED))
     return name in api.LEAF_EVIDENCE_NAMES
 
 
+_LEAF_METHODS = api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | frozenset({"requires_grad_"})
 _MODULE_LIKE_NAMES = api.LOSS_FUNCTION_NAMES | frozenset({"Module", "forward", "__call__", "criterion", "objective"})
 _SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS
 _SNAPSHOT_FUNCTIONS = api.short_names(api.SHALLOW_COPY_FUNCTIONS)

@@ -529,8 +529,8 @@ class Binder:
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
-            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+        if isinstance(func, cst.Name) or by_name(func) is not None:
+            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))  # a name, or ``getattr(obj, name)(...)``
             return
         if not isinstance(func, cst.Attribute):
             return
@@ -626,6 +626,19 @@ def _ends_flow(suite: cst.BaseSuite | None) -> bool:
 
 def _callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
     return decorator.func if isinstance(decorator, cst.Call) else decorator
+
+
+def by_name(func: cst.BaseExpression) -> tuple[cst.BaseExpression | None, cst.BaseExpression] | None:
+    """``(obj, name)`` for ``getattr(obj, name)`` (and ``getattr(obj, name, default)``),
+    ``(None, name)`` for ``globals()[name]``: a callee looked up by a string; else None."""
+    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr":
+        positional = [argument for argument in func.args if argument.keyword is None and not argument.star]
+        if len(positional) in (2, 3) and len(positional) == len(func.args):
+            return positional[0].value, positional[1].value
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "globals" and not func.value.args:
+        if len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
+            return None, func.slice[0].slice.value
+    return None
 
 
 def _constant_key(subscript: cst.Subscript) -> str | None:

@@ -220,3 +220,80 @@ def f(x):
 """
     assert kinds(source) == [MAYBE, MAYBE]
 
+
+
+# -- calls dispatched by a string name (SemanticModel._index_dispatch) -------------------
+
+def test_a_forwarded_star_argument_reaches_the_dispatched_method() -> None:
+    source = """
+import torch
+import torch.nn.functional as F
+class Printer:
+    def on_batch_end(self, trainer, loss):
+        probe(trainer)
+        probe(loss)
+class Trainer:
+    def _call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(self, *args)
+    def fit(self, model, x, y):
+        self._call("on_batch_end", F.cross_entropy(model(x), y))
+"""
+    answers = probe(source, lambda ctx, expr: ctx.value(expr))
+    assert answers[0].cls is not None and answers[0].cls.name.value == "Trainer"
+    assert answers[1].has_history and answers[1].loss
+
+
+def test_a_method_dispatched_only_under_no_grad_runs_without_grad() -> None:
+    source = """
+import torch
+MODES = {"greedy": "_greedy", "sample": "_sample"}
+class Decoder(torch.nn.Module):
+    @torch.no_grad()
+    def generate(self, x, mode):
+        method = getattr(type(self), MODES[mode])
+        return method(self, x)
+    def _greedy(self, x):
+        probe(x)
+    def _sample(self, x):
+        probe(x)
+    def _unlisted(self, x):
+        probe(x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False]
+
+
+def test_each_dispatched_method_gets_the_grad_mode_of_the_call_that_names_it() -> None:
+    source = """
+import torch
+class Hooks:
+    def on_eval(self, x):
+        probe(x)
+    def on_step(self, x):
+        probe(x)
+class Runner:
+    def _call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args)
+    def run(self, x):
+        with torch.no_grad():
+            self._call("on_eval", x)
+        self._call("on_step", x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False]
+
+
+def test_globals_lookup_and_an_unknown_name() -> None:
+    source = """
+import torch
+def scale(x):
+    probe(x)
+def shift(x):
+    probe(x)
+@torch.no_grad()
+def apply(kind, event, x, obj):
+    globals()[kind](x)
+    getattr(obj, f"on_{event}")(x)
+apply("scale", "end", torch.ones(2), None)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False]

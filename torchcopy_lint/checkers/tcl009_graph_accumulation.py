@@ -178,6 +178,7 @@ class GraphAccumulation(Checker):
         self._frames: list[_Frame] = []
         self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
         self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
+        self._dispatch_reported: set[int] = set()  # accumulations in dispatched methods, reported once
         self._helpers: dict[int, list[tuple[int, str, cst.CSTNode]]] = {}  # id(function) -> (parameter index, accumulator, accumulation) it accumulates
 
     # -- frames -------------------------------------------------------------------------
@@ -548,6 +549,10 @@ class GraphAccumulation(Checker):
         return self.ctx.value(loop.target).kind is Kind.MODULE or (element is not None and element.kind is Kind.MODULE)
 
     def _report(self, candidate: Candidate, event: str) -> None:
+        if candidate.dispatched:
+            if id(candidate.node) in self._dispatch_reported:
+                return  # one finding per accumulation, however many calls reach it
+            self._dispatch_reported.add(id(candidate.node))
         self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
 
     def _accumulating_loop(self, candidate: Candidate, inside: dict[int, set[int]]) -> LoopNode | None:

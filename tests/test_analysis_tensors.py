@@ -297,3 +297,25 @@ def apply(kind, event, x, obj):
 apply("scale", "end", torch.ones(2), None)
 """
     assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False]
+
+
+def test_dispatched_names_built_from_parts() -> None:
+    source = """
+import torch
+class Module(torch.nn.Module):
+    def validation_step(self, batch):
+        probe(batch)
+    def test_step(self, batch):
+        probe(batch)
+    def training_step(self, batch):
+        probe(batch)
+    def on_validation_end(self):
+        probe(self)
+    def _run(self, stage, batch):
+        with torch.no_grad():
+            getattr(self, f"{stage}_step")(batch)
+            getattr(self, "on_" + stage + "_end")()
+    def evaluate(self, batch, testing):
+        self._run("test" if testing else "validation", batch)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False, True]

@@ -24,8 +24,19 @@ from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, NONE, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
-_DISPATCH_DEPTH = 3  # steps followed back from a dispatched name to its strings
+_DISPATCH_DEPTH = 3  # names followed back (a parameter to its arguments, a name to its value) from a dispatched name to its strings
+_DISPATCH_STRINGS = 32  # strings a dispatched name may be, at most
+_DISPATCH_STEPS = 256  # expressions looked at for one dispatched name, at most
 _BUILTIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError", "NamedTuple"})
+
+
+def _products(parts: list[list[tuple[str, CallSite | None]]]) -> list[tuple[str, CallSite | None]]:
+    """The strings made of one string of each part, in order (each with the first choosing
+    call among its parts'); none when a part has none; at most a few dozen."""
+    found: list[tuple[str, CallSite | None]] = [("", None)]
+    for part in parts:
+        found = [(text + more, via or other) for text, via in found for more, other in part][:_DISPATCH_STRINGS]
+    return found
 
 
 class SemanticModel:
@@ -41,6 +52,7 @@ class SemanticModel:
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
         self._methods_by_name: dict[str, list[FunctionInfo]] | None = None
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
+        self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
 
@@ -432,7 +444,10 @@ class SemanticModel:
                 or (index.value(receiver).kind is Kind.CALLABLE and index.value(receiver).cls is not None)
             )
             dispatching = self.function_of_scope(raw.scope)
+            self._dispatch_budget = _DISPATCH_STEPS
             for text, via in dict.fromkeys(self._strings(name, 0)):  # once per (string, choosing call)
+                if not text.isidentifier():
+                    continue  # ``"transformers-community/dola"``: no function's name
                 if via is not None and (dispatching is None or via not in dispatching.call_sites):
                     via = None  # chosen by a call of some other function: the dispatch's own call site stands
                 if receiver is None:
@@ -486,21 +501,40 @@ class SemanticModel:
         chose it when it comes from one of its parameters (else None): a constant; a name
         bound to one (or looping over a display of them); a parameter, from what its call
         sites pass; ``D[k]`` of a module-level dict, list or tuple display of constants
-        (the values under ``k``'s strings, or all of them). Bounded: a few steps deep."""
-        if depth > _DISPATCH_DEPTH:
+        (the values under ``k``'s strings, or all of them); either branch of ``a if c else
+        b``; ``f"{stage}_step"`` and ``"on_" + event`` from their parts' strings. Bounded: a
+        few names followed back, a few dozen strings."""
+        self._dispatch_budget -= 1
+        if depth > _DISPATCH_DEPTH or self._dispatch_budget < 0:
             return []
         text = string_value(expr)
         if text is not None:
-            return [(text, None)] if text.isidentifier() else []
+            return [(text, None)]
+        if isinstance(expr, cst.IfExp):
+            return self._strings(expr.body, depth) + self._strings(expr.orelse, depth)
+        if isinstance(expr, cst.FormattedString):
+            parts: list[list[tuple[str, CallSite | None]]] = []
+            for part in expr.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append([(part.value, None)])
+                elif isinstance(part, cst.FormattedStringExpression) and part.conversion is None and part.format_spec is None:
+                    parts.append(self._strings(part.expression, depth))
+                else:
+                    return []
+            return _products(parts)
+        if isinstance(expr, (cst.ConcatenatedString, cst.BinaryOperation)):
+            if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Add):
+                return []
+            return _products([self._strings(expr.left, depth), self._strings(expr.right, depth)])
         if isinstance(expr, cst.Subscript):
             display = self._display(expr.value)
             if display is None or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
                 return []
             pairs = self._display_pairs(display)
-            keys = self._strings(expr.slice[0].slice.value, depth + 1) if isinstance(display, cst.Dict) else []
+            keys = self._strings(expr.slice[0].slice.value, depth) if isinstance(display, cst.Dict) else []
             if keys and all(key is not None for key, _ in pairs):  # constant keys: the values under the key's strings
-                return [(value, via) for key, via in keys for found_key, value in pairs if found_key == key and value.isidentifier()]
-            return [(value, None) for _, value in pairs if value.isidentifier()]
+                return [(value, via) for key, via in keys for found_key, value in pairs if found_key == key]
+            return [(value, None) for _, value in pairs]
         if not isinstance(expr, cst.Name):
             return []
         found: list[tuple[str, CallSite | None]] = []

@@ -229,13 +229,12 @@ def test_a_forwarded_star_argument_reaches_the_dispatched_method() -> None:
 import torch
 import torch.nn.functional as F
 class Printer:
-    def on_batch_end(self, trainer, loss):
+    def on_batch_end(self, trainer, payload):
         probe(trainer)
-        probe(loss)
+        probe(payload)
 class Trainer:
     def _call(self, hook, *args):
-        for cb in self.callbacks:
-            getattr(cb, hook)(self, *args)
+        return [getattr(cb, hook)(self, *args) for cb in self.callbacks]
     def fit(self, model, x, y):
         self._call("on_batch_end", F.cross_entropy(model(x), y))
 """

@@ -443,7 +443,7 @@ class SemanticModel:
                 (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "type")
                 or (index.value(receiver).kind is Kind.CALLABLE and index.value(receiver).cls is not None)
             )
-            dispatching = self.function_of_scope(raw.scope)
+            dispatching = self._function_around(raw.scope)
             self._dispatch_budget = _DISPATCH_STEPS
             for text, via in dict.fromkeys(self._strings(name, 0)):  # once per (string, choosing call)
                 if not text.isidentifier():
@@ -462,6 +462,12 @@ class SemanticModel:
                         site = CallSite(raw.call, raw.grad_disabled or via.grad_disabled, offset, via.scope, via.call, self._forwarded(raw, via))
                     target.call_sites.append(site)
                     self._dispatched.setdefault(id(via.call if via is not None else raw.call), []).append((target, site))
+
+    def _function_around(self, scope: Scope | None) -> FunctionInfo | None:
+        """The function whose code ``scope`` is (a comprehension's is its function's)."""
+        while scope is not None and scope.kind is ScopeKind.COMPREHENSION:
+            scope = scope.parent
+        return self.function_of_scope(scope) if scope is not None else None
 
     def _methods_named(self, name: str) -> list[FunctionInfo]:
         if self._methods_by_name is None:
@@ -483,7 +489,7 @@ class SemanticModel:
     def _forwarded(self, raw: RawCall, via: CallSite) -> tuple[cst.Arg, ...] | None:
         """What ``via`` passed for the dispatching function's ``*args``, when the dispatched
         call spreads exactly that parameter (``getattr(cb, hook)(self, *args)``)."""
-        function = self.function_of_scope(raw.scope)
+        function = self._function_around(raw.scope)
         star = function.node.params.star_arg if function is not None else None
         if not isinstance(star, cst.Param):
             return None

@@ -318,3 +318,34 @@ class Module(torch.nn.Module):
         self._run("test" if testing else "validation", batch)
 """
     assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False, True]
+
+
+def test_a_local_context_manager_that_yields_under_no_grad_disables_grad() -> None:
+    source = """
+import contextlib
+import torch
+from contextlib import contextmanager
+@contextlib.contextmanager
+def evaluating(model):
+    model.eval()
+    with torch.no_grad():
+        yield model
+    model.train()
+@contextmanager
+def timed():
+    yield
+class Runner:
+    @contextmanager
+    def frozen(self):
+        with torch.inference_mode():
+            yield
+    def run(self, x):
+        with self.frozen():
+            probe(x)
+def f(model, x):
+    with evaluating(model):
+        probe(x)
+    with timed():
+        probe(x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False]

@@ -521,6 +521,8 @@ class Binder:
             self._functions[-1].returns.append((node.value, self.grad.disabled))
 
     def _visit_yield(self, node: cst.Yield) -> None:
+        if self._functions:
+            self._functions[-1].yield_modes.append(self.grad.disabled)
         if self._functions and isinstance(node.value, cst.BaseExpression):
             self._functions[-1].yields.append((node.value, self.grad.disabled))
 

@@ -172,6 +172,7 @@ class FunctionInfo:
     cls: ClassInfo | None = None  # the class it is a method of
     returns: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # (value, grad disabled)
     yields: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
+    yield_modes: list[bool] = field(default_factory=list)  # per ``yield`` (bare ones too): grad disabled there
     call_sites: list[CallSite] = field(default_factory=list)
     hook_roles: tuple[str, ...] | None = None  # registered as a hook: what each parameter gets
     hook_offset: int = 0  # parameters before the roles (``self`` of a method, ``partial`` arguments)

@@ -60,7 +60,20 @@ class GradModeTracker:
                 return True
             if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
                 return False
+        if name is None and self.model is not None and isinstance(expr, (cst.Name, cst.Attribute)):
+            return self._local_context_manager(expr)
         return None
+
+    def _local_context_manager(self, func: cst.BaseExpression) -> bool | None:
+        """True for a ``@contextmanager`` function of the file that yields only with grad
+        off (``with evaluating(model):`` where ``evaluating`` does ``with torch.no_grad():
+        yield``): the ``with`` body runs inside that region."""
+        assert self.model is not None
+        function = self.model.value(func).function
+        info = self.model.function_info(function) if function is not None else None
+        if info is None or not any(decorator.rsplit(".", 1)[-1] == "contextmanager" for decorator in info.decorators):
+            return None
+        return True if info.yield_modes and all(info.yield_modes) else None
 
     def visit_With(self, node: cst.With) -> None:
         state = self.disabled

@@ -349,3 +349,19 @@ def f(model, x):
         probe(x)
 """
     assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False]
+
+
+def test_values_made_inside_a_local_no_grad_context_manager_have_no_graph() -> None:
+    source = """
+import contextlib
+import torch
+@contextlib.contextmanager
+def evaluating(model):
+    with torch.no_grad():
+        yield
+def f(model, x):
+    with evaluating(model):
+        out = model(x)
+    probe(out)
+"""
+    assert [value.has_history for value in probe(source, lambda ctx, expr: ctx.value(expr))] == [False]

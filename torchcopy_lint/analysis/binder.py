@@ -568,6 +568,20 @@ class Binder:
             else:  # ``buffer.log_probs.append(v)``: an instance of some class, found later
                 self.records.foreign_additions.append((container.value, container.attr.value, addition))
 
+    def function_named(self, func: cst.BaseExpression) -> FunctionInfo | None:
+        """The function of the file ``func`` names at this point of the walk, if already
+        walked: ``f`` (a ``def`` reaching here) or ``self.m`` (a method of the class)."""
+        if isinstance(func, cst.Name):
+            for binding in self.lookup(func.value):
+                if binding.kind is BindingKind.FUNCTION:
+                    return self.records.functions.get(id(binding.node))
+        elif isinstance(func, cst.Attribute):
+            info = self._self_class(func.value)
+            method = info.methods.get(func.attr.value) if info is not None else None
+            if method is not None:
+                return self.records.functions.get(id(method))
+        return None
+
     def _self_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
         """The class whose instance ``expr`` is, when ``expr`` is a method's first parameter."""
         if not isinstance(expr, cst.Name):

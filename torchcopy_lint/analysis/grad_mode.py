@@ -17,6 +17,9 @@ from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRA
 from torchcopy_lint.analysis.torch_names import TorchNames
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from torchcopy_lint.analysis.bindings import FunctionInfo
     from torchcopy_lint.analysis.semantic import SemanticModel
 
 class GradModeTracker:
@@ -26,6 +29,7 @@ class GradModeTracker:
         self._stack: list[bool] = [False]
         self.names: TorchNames | None = None  # set by FileContext once names exist
         self.model: SemanticModel | None = None  # pass 2: call sites tell how functions are called
+        self.functions: Callable[[cst.BaseExpression], FunctionInfo | None] | None = None  # pass 1: the binder's functions walked so far
 
     @property
     def disabled(self) -> bool:
@@ -60,7 +64,7 @@ class GradModeTracker:
                 return True
             if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
                 return False
-        if name is None and self.model is not None and isinstance(expr, (cst.Name, cst.Attribute)):
+        if name is None and isinstance(expr, (cst.Name, cst.Attribute)):
             return self._local_context_manager(expr)
         return None
 
@@ -68,9 +72,11 @@ class GradModeTracker:
         """True for a ``@contextmanager`` function of the file that yields only with grad
         off (``with evaluating(model):`` where ``evaluating`` does ``with torch.no_grad():
         yield``): the ``with`` body runs inside that region."""
-        assert self.model is not None
-        function = self.model.value(func).function
-        info = self.model.function_info(function) if function is not None else None
+        if self.model is not None:
+            function = self.model.value(func).function
+            info = self.model.function_info(function) if function is not None else None
+        else:
+            info = self.functions(func) if self.functions is not None else None
         if info is None or not any(decorator.rsplit(".", 1)[-1] == "contextmanager" for decorator in info.decorators):
             return None
         return True if info.yield_modes and all(info.yield_modes) else None

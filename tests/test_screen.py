@@ -120,6 +120,7 @@ class Trainer:
         # TCL009: a method called by a string name (``getattr(cb, hook)(self, *args)``) keeps what the call naming it passes.
         (_DISPATCH.format(event="on_batch_end"), "TCL009", True),
         (_DISPATCH.format(event="on_epoch_end"), "TCL009", False),
+        (_DISPATCH.replace("getattr(cb, hook)", 'getattr(cb, "on_" + hook)').format(event="batch_end"), "TCL009", True),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
     ],

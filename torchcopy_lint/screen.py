@@ -389,8 +389,8 @@ class _Collector(ast.NodeVisitor):
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
         self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
         self._lookups: dict[str, frozenset[str]] = {}  # ``m = getattr(obj, name)``: m's key -> the keys of ``name``
-        self._dispatches: list[tuple[frozenset[str], tuple[str, ...], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, its literal parts, keys of the arguments, the functions it is in)
-        self._lookup_parts: dict[str, tuple[str, ...]] = {}  # ``m = getattr(obj, f"{stage}_step")``: m's key -> the literal parts
+        self._dispatches: list[tuple[frozenset[str], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, keys of the arguments, the functions it is in)
+        self._string_parts: set[str] = set()  # literal parts of the file's f-strings and string concatenations
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -685,12 +685,8 @@ class _Collector(ast.NodeVisitor):
         looked_up = _looked_up_name(node.func)
         if looked_up is not None or isinstance(node.func, ast.Name) and self._key(node.func.id) in self._lookups:
             # ``getattr(obj, name)(...)``: whatever functions the name's strings name (see _dispatched)
-            if looked_up is not None:
-                name_keys, parts = self.keys_in(looked_up), _literal_parts(looked_up)
-            else:
-                key = self._key(node.func.id)  # type: ignore[union-attr]
-                name_keys, parts = self._lookups[key], self._lookup_parts.get(key, ())
-            self._dispatches.append((name_keys, parts, argument_keys, tuple(self._signals)))
+            name_keys = self.keys_in(looked_up) if looked_up is not None else self._lookups[self._key(node.func.id)]  # type: ignore[union-attr]
+            self._dispatches.append((name_keys, argument_keys, tuple(self._signals)))
         if callee is not None:
             self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
             self._function_calls.append((callee, tuple(self._signals)))
@@ -787,7 +783,6 @@ class _Collector(ast.NodeVisitor):
             for target in targets:
                 if isinstance(target, ast.Name):
                     self._lookups[self._key(target.id)] = self.keys_in(looked_up)  # ``method = getattr(type(self), MODES[mode])``
-                    self._lookup_parts[self._key(target.id)] = _literal_parts(looked_up)
         if isinstance(value, ast.Lambda):
             for target in targets:
                 name = final_name(target)
@@ -840,6 +835,15 @@ class _Collector(ast.NodeVisitor):
         if isinstance(base, ast.Attribute):
             self.facts.stored_attributes.add(base.attr)
         self._event(self.facts.accumulations, value_keys)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self._string_parts.update(_name_parts(node.values))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Add):
+            self._string_parts.update(_name_parts((node.left, node.right)))
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
@@ -895,16 +899,17 @@ class _Collector(ast.NodeVisitor):
         they count as handed over (run by machinery, not by a call that names them)."""
         reached: set[str] = set()
         flows = self.facts.flows
-        for name_keys, parts, argument_keys, inside in self._dispatches:
+        # A name built from parts (``f"{stage}_step"``, ``"on_" + event``, here or where its
+        # strings come from): any function whose name holds a literal part of one of the file's.
+        built = {name for name in self._parameters if any(part in name for part in self._string_parts)} if self._dispatches else set()
+        for name_keys, argument_keys, inside in self._dispatches:
             frontier, seen = set(name_keys), set(name_keys)
             for _ in range(_DISPATCH_STEPS):
                 frontier = {source for key in frontier for source in flows.get(key, ())} - seen
                 seen |= frontier
                 if not frontier or len(seen) > _DISPATCH_KEYS:
                     break
-            # ``f"{stage}_step"``, ``"on_" + event``: any function whose name holds a literal part.
-            names = seen | {name for name in self._parameters if any(part in name for part in parts)} if parts else seen
-            for name in names:
+            for name in seen | built:
                 if name in self._parameters:
                     reached.add(name)
                     for parameter in self._parameters[name]:
@@ -930,6 +935,11 @@ class _Collector(ast.NodeVisitor):
                     pending.append(result)
 
 
+def _name_parts(nodes: Iterable[ast.AST]) -> set[str]:
+    """The string constants among ``nodes`` that may be part of a name (``"_step"``, ``"on_"``)."""
+    return {node.value for node in nodes if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 1 and node.value.replace("_", "a").isalnum()}
+
+
 def _looked_up_name(func: ast.AST | None) -> ast.AST | None:
     """``name`` of ``getattr(obj, name)`` or ``globals()[name]``; else None."""
     if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and len(func.args) in (2, 3):
@@ -937,13 +947,6 @@ def _looked_up_name(func: ast.AST | None) -> ast.AST | None:
     if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "globals":
         return func.slice
     return None
-
-
-def _literal_parts(name: ast.AST) -> tuple[str, ...]:
-    """The string constants a name built from parts holds (``"_step"`` of ``f"{stage}_step"``)."""
-    if not isinstance(name, (ast.JoinedStr, ast.BinOp)):
-        return ()
-    return tuple({node.value for node in ast.walk(name) if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 1})
 
 
 _DISPATCH_STEPS = 4  # flow steps followed back from a dispatched name to the strings it may be

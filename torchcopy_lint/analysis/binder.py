@@ -651,9 +651,9 @@ def by_name(func: cst.BaseExpression) -> tuple[cst.BaseExpression | None, cst.Ba
         positional = [argument for argument in func.args if argument.keyword is None and not argument.star]
         if len(positional) in (2, 3) and len(positional) == len(func.args):
             return positional[0].value, positional[1].value
-    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "globals" and not func.value.args:
-        if len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
-            return None, func.slice[0].slice.value
+    globals_call = isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "globals" and not func.value.args
+    if globals_call and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):  # type: ignore[union-attr]
+        return None, func.slice[0].slice.value  # type: ignore[union-attr]
     return None
 
 

@@ -3,7 +3,8 @@
 A region starts at ``with torch.no_grad():`` (or ``torch.inference_mode()``,
 ``torch.set_grad_enabled(False)``) and at a function decorated with one of them;
 ``torch.enable_grad()`` inside such a region turns recording back on. A nested
-function starts afresh (recording on): it may be called from anywhere.
+function starts afresh (recording on): it may be called from anywhere. A local
+``@contextmanager`` function that yields only inside such a region starts one too.
 """
 
 from __future__ import annotations

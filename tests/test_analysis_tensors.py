@@ -365,3 +365,30 @@ def f(model, x):
     probe(out)
 """
     assert [value.has_history for value in probe(source, lambda ctx, expr: ctx.value(expr))] == [False]
+
+
+def test_a_local_decorator_that_calls_the_function_under_no_grad_disables_grad() -> None:
+    source = """
+import functools
+import torch
+def evaluation(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+def logged(fn):
+    def wrapper(*args):
+        print("calling")
+        return fn(*args)
+    return wrapper
+@evaluation
+def validate(model, x):
+    out = model(x)
+    probe(out)
+@logged
+def train(model, x):
+    probe(x)
+"""
+    answers = probe(source, lambda ctx, expr: (ctx.grad.disabled, ctx.value(expr).has_history))
+    assert answers == [(True, False), (False, False)]

@@ -188,7 +188,7 @@ class RequiresGradSwitches:
         return dotted is not None and dotted in self._off[-1]
 
 
-def _inside(scope: "Scope | None", outer: "Scope") -> bool:
+def _inside(scope: Scope | None, outer: Scope) -> bool:
     """Whether ``scope`` is ``outer`` or nested in it."""
     while scope is not None:
         if scope is outer:

@@ -300,3 +300,174 @@ def learn(model, observations: list[torch.Tensor], k: int):
     probe(actions); probe(returns); probe(random.sample(outs, k)); probe(random.choice(replay)[1])
 """
     assert shapes(source) == ["container[unknown]", "container[tensor]", "scalar", "tensor"]
+
+# -- calls dispatched by a string name (SemanticModel._index_dispatch) -------------------
+
+def test_a_forwarded_star_argument_reaches_the_dispatched_method() -> None:
+    source = """
+import torch
+import torch.nn.functional as F
+class Printer:
+    def on_batch_end(self, trainer, payload):
+        probe(trainer)
+        probe(payload)
+class Trainer:
+    def _call(self, hook, *args):
+        return [getattr(cb, hook)(self, *args) for cb in self.callbacks]
+    def fit(self, model, x, y):
+        self._call("on_batch_end", F.cross_entropy(model(x), y))
+"""
+    answers = probe(source, lambda ctx, expr: ctx.value(expr))
+    assert answers[0].cls is not None and answers[0].cls.name.value == "Trainer"
+    assert answers[1].has_history and answers[1].loss
+
+
+def test_a_method_dispatched_only_under_no_grad_runs_without_grad() -> None:
+    source = """
+import torch
+MODES = {"greedy": "_greedy", "sample": "_sample"}
+class Decoder(torch.nn.Module):
+    @torch.no_grad()
+    def generate(self, x, mode):
+        method = getattr(type(self), MODES[mode])
+        return method(self, x)
+    def _greedy(self, x):
+        probe(x)
+    def _sample(self, x):
+        probe(x)
+    def _unlisted(self, x):
+        probe(x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False]
+
+
+def test_each_dispatched_method_gets_the_grad_mode_of_the_call_that_names_it() -> None:
+    source = """
+import torch
+class Hooks:
+    def on_eval(self, x):
+        probe(x)
+    def on_step(self, x):
+        probe(x)
+class Runner:
+    def _call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args)
+    def run(self, x):
+        with torch.no_grad():
+            self._call("on_eval", x)
+        self._call("on_step", x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False]
+
+
+def test_globals_lookup_and_an_unknown_name() -> None:
+    source = """
+import torch
+def scale(x):
+    probe(x)
+def shift(x):
+    probe(x)
+@torch.no_grad()
+def apply(kind, event, x, obj):
+    globals()[kind](x)
+    getattr(obj, f"on_{event}")(x)
+apply("scale", "end", torch.ones(2), None)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, False]
+
+
+def test_dispatched_names_built_from_parts() -> None:
+    source = """
+import torch
+class Module(torch.nn.Module):
+    def validation_step(self, batch):
+        probe(batch)
+    def test_step(self, batch):
+        probe(batch)
+    def training_step(self, batch):
+        probe(batch)
+    def on_validation_end(self):
+        probe(self)
+    def _run(self, stage, batch):
+        with torch.no_grad():
+            getattr(self, f"{stage}_step")(batch)
+            getattr(self, "on_" + stage + "_end")()
+    def evaluate(self, batch, testing):
+        self._run("test" if testing else "validation", batch)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False, True]
+
+
+def test_a_local_context_manager_that_yields_under_no_grad_disables_grad() -> None:
+    source = """
+import contextlib
+import torch
+from contextlib import contextmanager
+@contextlib.contextmanager
+def evaluating(model):
+    model.eval()
+    with torch.no_grad():
+        yield model
+    model.train()
+@contextmanager
+def timed():
+    yield
+class Runner:
+    @contextmanager
+    def frozen(self):
+        with torch.inference_mode():
+            yield
+    def run(self, x):
+        with self.frozen():
+            probe(x)
+def f(model, x):
+    with evaluating(model):
+        probe(x)
+    with timed():
+        probe(x)
+"""
+    assert probe(source, lambda ctx, expr: ctx.grad.disabled) == [True, True, False]
+
+
+def test_values_made_inside_a_local_no_grad_context_manager_have_no_graph() -> None:
+    source = """
+import contextlib
+import torch
+@contextlib.contextmanager
+def evaluating(model):
+    with torch.no_grad():
+        yield
+def f(model, x):
+    with evaluating(model):
+        out = model(x)
+    probe(out)
+"""
+    assert [value.has_history for value in probe(source, lambda ctx, expr: ctx.value(expr))] == [False]
+
+
+def test_a_local_decorator_that_calls_the_function_under_no_grad_disables_grad() -> None:
+    source = """
+import functools
+import torch
+def evaluation(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+def logged(fn):
+    def wrapper(*args):
+        print("calling")
+        return fn(*args)
+    return wrapper
+@evaluation
+def validate(model, x):
+    out = model(x)
+    probe(out)
+@logged
+def train(model, x):
+    probe(x)
+"""
+    answers = probe(source, lambda ctx, expr: (ctx.grad.disabled, ctx.value(expr).has_history))
+    assert answers == [(True, False), (False, False)]

@@ -79,6 +79,22 @@ def test_the_screen_rules_out_files_and_rules() -> None:
     assert {"TCL001", "TCL101"} <= admitted and not admitted & {"TCL002", "TCL003", "TCL006", "TCL009"}
 
 
+_DISPATCH = """
+class History:
+    def on_batch_end(self, trainer, loss):
+        self.losses.append(loss)
+
+class Trainer:
+    def _call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(self, *args)
+
+    def fit(self, xs, criterion):
+        for x in xs:
+            self._call("{event}", criterion(x))
+"""
+
+
 @pytest.mark.parametrize(
     ("source", "code", "admitted"),
     [
@@ -112,6 +128,10 @@ def test_the_screen_rules_out_files_and_rules() -> None:
         # TCL004: a snapshot of trained state, then a training call or one given an optimizer.
         ("def f(model, opt, loader):\n    w = model.weight.detach()\n    run(model, opt, loader)\n    return w\n", "TCL004", True),
         ("def f(model, loader):\n    w = model.weight.detach()\n    show(model, loader)\n    return w\n", "TCL004", False),
+        # TCL009: a method called by a string name (``getattr(cb, hook)(self, *args)``) keeps what the call naming it passes.
+        (_DISPATCH.format(event="on_batch_end"), "TCL009", True),
+        (_DISPATCH.format(event="on_epoch_end"), "TCL009", False),
+        (_DISPATCH.replace("getattr(cb, hook)", 'getattr(cb, "on_" + hook)').format(event="batch_end"), "TCL009", True),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
     ],

@@ -47,6 +47,8 @@ def build_model(module: cst.Module) -> SemanticModel:
     walker = Walker([])
     binder = Binder(grad, walker.parents)
     grad.names = TorchNames(lambda name: binder.lookup(name.value))
+    grad.functions = binder.function_named
+    grad.records = binder.records
     Walker([grad, binder], walker.parents).walk(module)
     return SemanticModel(binder.records)
 

@@ -477,6 +477,9 @@ class _Collector(ast.NodeVisitor):
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
         self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
         self._namedtuples: dict[str, set[str]] = {}  # ``T = namedtuple("T", "a b")``: T -> its fields
+        self._lookups: dict[str, frozenset[str]] = {}  # ``m = getattr(obj, name)``: m's key -> the keys of ``name``
+        self._dispatches: list[tuple[frozenset[str], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, keys of the arguments, the functions it is in)
+        self._string_parts: set[str] = set()  # literal parts of the file's f-strings and string concatenations
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -785,6 +788,11 @@ class _Collector(ast.NodeVisitor):
         callee = final_name(node.func)
         arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
         argument_keys = frozenset().union(*(self.keys_in(argument) for argument in arguments))
+        looked_up = _looked_up_name(node.func)
+        if looked_up is not None or isinstance(node.func, ast.Name) and self._key(node.func.id) in self._lookups:
+            # ``getattr(obj, name)(...)``: whatever functions the name's strings name (see _dispatched)
+            name_keys = self.keys_in(looked_up) if looked_up is not None else self._lookups[self._key(node.func.id)]  # type: ignore[union-attr]
+            self._dispatches.append((name_keys, argument_keys, tuple(self._signals)))
         if callee is not None:
             self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
             self._function_calls.append((callee, tuple(self._signals)))
@@ -880,6 +888,11 @@ class _Collector(ast.NodeVisitor):
             for target in targets:
                 if isinstance(target, ast.Name):
                     self._aliases.setdefault(target.id, set()).update(map(bare, value_keys))
+        looked_up = _looked_up_name(value)
+        if looked_up is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    self._lookups[self._key(target.id)] = self.keys_in(looked_up)  # ``method = getattr(type(self), MODES[mode])``
         if isinstance(value, ast.Lambda):
             for target in targets:
                 name = final_name(target)
@@ -950,6 +963,15 @@ class _Collector(ast.NodeVisitor):
         self._event(self.facts.accumulations, value_keys, node.target)
         self.generic_visit(node)
 
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self._string_parts.update(_name_parts(node.values))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Add):
+            self._string_parts.update(_name_parts((node.left, node.right)))
+        self.generic_visit(node)
+
     def visit_Compare(self, node: ast.Compare) -> None:
         operands = [node.left, *node.comparators]
         for left, operator, right in zip(operands, node.ops, operands[1:]):
@@ -979,7 +1001,7 @@ class _Collector(ast.NodeVisitor):
                     self._flow(parameter, argument_keys | {callee})
                 for field_name in self._namedtuples.get(function, ()):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
-        handed = set()
+        handed = self._dispatched()
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
                 handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``
@@ -996,6 +1018,33 @@ class _Collector(ast.NodeVisitor):
                 self._flow(parameter, context)
         self._calls_through_aliases()
         return facts
+
+    def _dispatched(self) -> set[str]:
+        """Calls by a string name (``getattr(cb, hook)(self, *args)``, ``globals()[name](x)``)
+        reach the functions whose names are strings the name may come from (a few flow
+        steps back: ``self._call("on_batch_end", loss)`` into ``hook``; ``MODES[mode]`` from
+        ``MODES = {...: "_sample"}``), as the semantic model's dispatch index does: their
+        parameters get the call's arguments, they are called from where the call is, and
+        they count as handed over (run by machinery, not by a call that names them)."""
+        reached: set[str] = set()
+        flows = self.facts.flows
+        # A name built from parts (``f"{stage}_step"``, ``"on_" + event``, here or where its
+        # strings come from): any function whose name holds a literal part of one of the file's.
+        built = {name for name in self._parameters if any(part in name for part in self._string_parts)} if self._dispatches else set()
+        for name_keys, argument_keys, inside in self._dispatches:
+            frontier, seen = set(name_keys), set(name_keys)
+            for _ in range(_DISPATCH_STEPS):
+                frontier = {source for key in frontier for source in flows.get(key, ())} - seen
+                seen |= frontier
+                if not frontier or len(seen) > _DISPATCH_KEYS:
+                    break
+            for name in seen | built:
+                if name in self._parameters:
+                    reached.add(name)
+                    for parameter in self._parameters[name]:
+                        self._flow(parameter, argument_keys)
+                    self._function_calls.append((name, inside))
+        return reached
 
     def _calls_through_aliases(self) -> None:
         """Calling ``g`` gives what calling anything ``g`` may be gives: ``g = f; g()`` is
@@ -1025,6 +1074,24 @@ def _namedtuple_fields(call: ast.Call) -> tuple[str, ...]:
     if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
         return tuple(spec.value.replace(",", " ").split())
     return ()
+
+
+def _name_parts(nodes: Iterable[ast.AST]) -> set[str]:
+    """The string constants among ``nodes`` that may be part of a name (``"_step"``, ``"on_"``)."""
+    return {node.value for node in nodes if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 1 and node.value.replace("_", "a").isalnum()}
+
+
+def _looked_up_name(func: ast.AST | None) -> ast.AST | None:
+    """``name`` of ``getattr(obj, name)`` or ``globals()[name]``; else None."""
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and len(func.args) in (2, 3):
+        return func.args[1]
+    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name) and func.value.func.id == "globals":
+        return func.slice
+    return None
+
+
+_DISPATCH_STEPS = 4  # flow steps followed back from a dispatched name to the strings it may be
+_DISPATCH_KEYS = 512
 
 
 def _called_keys(facts: ScreenFacts) -> set[str]:

@@ -521,6 +521,8 @@ class Binder:
             self._functions[-1].returns.append((node.value, self.grad.disabled))
 
     def _visit_yield(self, node: cst.Yield) -> None:
+        if self._functions:
+            self._functions[-1].yield_modes.append(self.grad.disabled)
         if self._functions and isinstance(node.value, cst.BaseExpression):
             self._functions[-1].yields.append((node.value, self.grad.disabled))
 
@@ -529,8 +531,8 @@ class Binder:
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
-            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+        if isinstance(func, cst.Name) or by_name(func) is not None:
+            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))  # a name, or ``getattr(obj, name)(...)``
             return
         if not isinstance(func, cst.Attribute):
             return
@@ -565,6 +567,20 @@ class Binder:
                 info.additions.setdefault(container.attr.value, []).append(addition)
             else:  # ``buffer.log_probs.append(v)``: an instance of some class, found later
                 self.records.foreign_additions.append((container.value, container.attr.value, addition))
+
+    def function_named(self, func: cst.BaseExpression) -> FunctionInfo | None:
+        """The function of the file ``func`` names at this point of the walk, if already
+        walked: ``f`` (a ``def`` reaching here) or ``self.m`` (a method of the class)."""
+        if isinstance(func, cst.Name):
+            for binding in self.lookup(func.value):
+                if binding.kind is BindingKind.FUNCTION:
+                    return self.records.functions.get(id(binding.node))
+        elif isinstance(func, cst.Attribute):
+            info = self._self_class(func.value)
+            method = info.methods.get(func.attr.value) if info is not None else None
+            if method is not None:
+                return self.records.functions.get(id(method))
+        return None
 
     def _self_class(self, expr: cst.BaseExpression) -> ClassInfo | None:
         """The class whose instance ``expr`` is, when ``expr`` is a method's first parameter."""
@@ -626,6 +642,19 @@ def _ends_flow(suite: cst.BaseSuite | None) -> bool:
 
 def _callee(decorator: cst.BaseExpression) -> cst.BaseExpression:
     return decorator.func if isinstance(decorator, cst.Call) else decorator
+
+
+def by_name(func: cst.BaseExpression) -> tuple[cst.BaseExpression | None, cst.BaseExpression] | None:
+    """``(obj, name)`` for ``getattr(obj, name)`` (and ``getattr(obj, name, default)``),
+    ``(None, name)`` for ``globals()[name]``: a callee looked up by a string; else None."""
+    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr":
+        positional = [argument for argument in func.args if argument.keyword is None and not argument.star]
+        if len(positional) in (2, 3) and len(positional) == len(func.args):
+            return positional[0].value, positional[1].value
+    globals_call = isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and func.value.func.value == "globals" and not func.value.args
+    if globals_call and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):  # type: ignore[union-attr]
+        return None, func.slice[0].slice.value  # type: ignore[union-attr]
+    return None
 
 
 def _constant_key(subscript: cst.Subscript) -> str | None:

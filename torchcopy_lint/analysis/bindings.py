@@ -120,12 +120,49 @@ class CallSite:
     """A call of a local function or class: where its parameters get their values.
 
     ``offset`` is 1 when the call passes the receiver implicitly (``self.method(x)``,
-    ``Trainer(model)`` to ``__init__(self, model)``)."""
+    ``Trainer(model)`` to ``__init__(self, model)``).
+
+    A call dispatched by a string name (``getattr(cb, hook)(self, *args)``, see
+    :meth:`SemanticModel._index_dispatch`) names the call that chose the name in ``via``
+    when the name is a parameter of the dispatching function (``self._call("on_batch_end",
+    loss)``): ``scope`` and ``grad_disabled`` are then that call's, and ``forwarded`` holds
+    the positional arguments it passed for the dispatching function's ``*args`` (which the
+    dispatched call spreads)."""
 
     call: cst.Call
     grad_disabled: bool
     offset: int = 0
     scope: "Scope | None" = None  # where the call is (its function may itself run without grad)
+    via: cst.Call | None = None
+    forwarded: tuple[cst.Arg, ...] | None = None
+
+    def argument(self, index: int | None, name: str) -> cst.BaseExpression | None:
+        """The expression passed for a parameter (position ``index``, called ``name``);
+        None when the call passes none, or its position is not known (after a ``*xs``)."""
+        for argument in self.call.args:
+            if argument.keyword is not None and argument.keyword.value == name:
+                return argument.value
+        if index is None:
+            return None
+        position = index - self.offset
+        positional: list[cst.Arg] = []
+        forwarded = self.forwarded
+        for argument in self.call.args:
+            if argument.keyword is not None or argument.star == "**":
+                continue
+            if argument.star:
+                if forwarded is None:
+                    break  # ``f(*args)``: positions unknown from here on
+                positional.extend(forwarded)
+                forwarded = None
+                continue
+            positional.append(argument)
+        for number, argument in enumerate(positional):
+            if argument.star:
+                return None
+            if number == position:
+                return argument.value
+        return None
 
 
 @dataclass(eq=False)
@@ -135,6 +172,7 @@ class FunctionInfo:
     cls: ClassInfo | None = None  # the class it is a method of
     returns: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # (value, grad disabled)
     yields: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
+    yield_modes: list[bool] = field(default_factory=list)  # per ``yield`` (bare ones too): grad disabled there
     call_sites: list[CallSite] = field(default_factory=list)
     hook_roles: tuple[str, ...] | None = None  # registered as a hook: what each parameter gets
     hook_offset: int = 0  # parameters before the roles (``self`` of a method, ``partial`` arguments)

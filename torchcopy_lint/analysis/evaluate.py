@@ -423,19 +423,8 @@ class Evaluator:
 
     def _argument(self, site: CallSite, info: FunctionInfo, index: int | None, name: str) -> Value | None:
         """What ``site`` passes for the parameter (position ``index``, called ``name``)."""
-        for argument in site.call.args:
-            if argument.keyword is not None and argument.keyword.value == name:
-                return self.value(argument.value, site.grad_disabled)
-        if index is None:
-            return None
-        positional = [argument for argument in site.call.args if argument.keyword is None]
-        position = index - site.offset
-        for number, argument in enumerate(positional):
-            if argument.star:
-                return None  # ``f(*args)``: positions unknown from here on
-            if number == position:
-                return self.value(argument.value, site.grad_disabled)
-        return None
+        passed = site.argument(index, name)
+        return None if passed is None else self.value(passed, site.grad_disabled)
 
     def _rest(self, site: CallSite, start: int) -> Value | None:
         """What ``site`` passes into ``*args`` (after ``start`` named parameters): a tuple of

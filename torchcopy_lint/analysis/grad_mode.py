@@ -6,7 +6,8 @@ then ``with ctx:``) and at a function decorated with one of them; a statement
 ``torch.set_grad_enabled(False)`` switches recording off for the rest of the region it
 is in (``True`` back on), as it does at run time until the enclosing ``with`` exits;
 ``torch.enable_grad()`` inside such a region turns recording back on. A nested
-function starts afresh (recording on): it may be called from anywhere.
+function starts afresh (recording on): it may be called from anywhere. A local
+``@contextmanager`` function that yields only inside such a region starts one too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRA
 from torchcopy_lint.analysis.torch_names import TorchNames
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from torchcopy_lint.analysis.binder import Records
+    from torchcopy_lint.analysis.bindings import FunctionInfo, Scope
     from torchcopy_lint.analysis.semantic import SemanticModel
 
 class GradModeTracker:
@@ -31,6 +36,8 @@ class GradModeTracker:
         self._switch_names: list[dict[str, bool]] = [{}]
         self.names: TorchNames | None = None  # set by FileContext once names exist
         self.model: SemanticModel | None = None  # pass 2: call sites tell how functions are called
+        self.functions: Callable[[cst.BaseExpression], FunctionInfo | None] | None = None  # pass 1: the binder's functions walked so far
+        self.records: Records | None = None  # pass 1: the binder's records so far
 
     @property
     def disabled(self) -> bool:
@@ -70,7 +77,38 @@ class GradModeTracker:
                 return True
             if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
                 return False
+        if name is None and isinstance(expr, (cst.Name, cst.Attribute)):
+            return self._local_context_manager(expr)
         return None
+
+    def _local_context_manager(self, func: cst.BaseExpression) -> bool | None:
+        """True for a ``@contextmanager`` function of the file that yields only with grad
+        off (``with evaluating(model):`` where ``evaluating`` does ``with torch.no_grad():
+        yield``): the ``with`` body runs inside that region."""
+        info = self._local_function(func)
+        if info is None or not any(decorator.rsplit(".", 1)[-1] == "contextmanager" for decorator in info.decorators):
+            return None
+        return True if info.yield_modes and all(info.yield_modes) else None
+
+    def _local_function(self, func: cst.BaseExpression) -> FunctionInfo | None:
+        if self.model is not None:
+            function = self.model.value(func).function
+            return self.model.function_info(function) if function is not None else None
+        return self.functions(func) if self.functions is not None else None
+
+    def _local_decorator(self, decorator: cst.BaseExpression) -> bool | None:
+        """True for a decorator of the file that calls the function it is given only with
+        grad off (its wrapper does ``with torch.no_grad(): return fn(*args, **kwargs)``):
+        the decorated function runs inside that region."""
+        if not isinstance(decorator, (cst.Name, cst.Attribute)):
+            return None
+        info = self._local_function(decorator)
+        records = self.model.records if self.model is not None else self.records
+        if info is None or records is None or not info.params or info.is_method:
+            return None
+        name = info.params[0].name.value
+        modes = [raw.grad_disabled for raw in records.calls if isinstance(raw.call.func, cst.Name) and raw.call.func.value == name and _inside(raw.scope, info.scope)]
+        return True if modes and all(modes) else None
 
     def visit_With(self, node: cst.With) -> None:
         state = self.disabled
@@ -105,6 +143,8 @@ class GradModeTracker:
         state = _is_function_forward(node) or (self.model is not None and self.model.runs_without_grad(self.model.scope_of(node)))
         for decorator in node.decorators:
             mode = self.mode_of(decorator.decorator)
+            if mode is None:
+                mode = self._local_decorator(decorator.decorator)
             if mode is not None:
                 state = mode
         self._stack.append(state)
@@ -174,3 +214,12 @@ class RequiresGradSwitches:
         """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
         dotted = dotted_name(expr)
         return dotted is not None and dotted in self._off[-1]
+
+
+def _inside(scope: Scope | None, outer: Scope) -> bool:
+    """Whether ``scope`` is ``outer`` or nested in it."""
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False

@@ -16,14 +16,27 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, Records
+from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
+from torchcopy_lint.analysis.cst_helpers import string_value
 from torchcopy_lint.analysis.evaluate import Evaluator, without_history
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, NONE, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_DISPATCH_DEPTH = 3  # names followed back (a parameter to its arguments, a name to its value) from a dispatched name to its strings
+_DISPATCH_STRINGS = 32  # strings a dispatched name may be, at most
+_DISPATCH_STEPS = 256  # expressions looked at for one dispatched name, at most
 _BUILTIN_BASES = frozenset({"object", "dict", "list", "tuple", "set", "str", "int", "float", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError", "NamedTuple"})
+
+
+def _products(parts: list[list[tuple[str, CallSite | None]]]) -> list[tuple[str, CallSite | None]]:
+    """The strings made of one string of each part, in order (each with the first choosing
+    call among its parts'); none when a part has none; at most a few dozen."""
+    found: list[tuple[str, CallSite | None]] = [("", None)]
+    for part in parts:
+        found = [(text + more, via or other) for text, via in found for more, other in part][:_DISPATCH_STRINGS]
+    return found
 
 
 class SemanticModel:
@@ -37,6 +50,9 @@ class SemanticModel:
         self._without_grad: dict[int, bool] = {}
         self._receiver_classes: dict[int, cst.ClassDef | None] = {}
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
+        self._methods_by_name: dict[str, list[FunctionInfo]] | None = None
+        self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
+        self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
 
@@ -384,10 +400,201 @@ class SemanticModel:
         found = {id(info.node): list(info.call_sites) for info in self.records.functions.values()}
         for info in self.records.functions.values():
             info.call_sites.clear()
-        self._index_calls(Evaluator(self, infer_parameters=True, known_calls=found))
+        dispatches: list[RawCall] = []
+        final = Evaluator(self, infer_parameters=True, known_calls=found)
+        self._index_calls(final, dispatches)
+        for raw in dispatches:
+            self._index_dispatch(raw, final)
 
-    def _index_calls(self, index: Evaluator) -> None:
+    # -- calls dispatched by a string name ----------------------------------------------------
+    def dispatched_from(self, call: cst.Call) -> list[tuple[FunctionInfo, CallSite]]:
+        """The functions a call reaches by a string name, with the call sites recorded for
+        them: ``getattr(cb, "on_batch_end")(self, loss)`` itself, or ``self._call("on_batch_end",
+        loss)`` where ``_call(self, hook, *args)`` does ``getattr(cb, hook)(self, *args)``."""
+        return self._dispatched.get(id(call), [])
+
+    def _looked_up(self, func: cst.BaseExpression) -> list[tuple[cst.BaseExpression | None, cst.BaseExpression]]:
+        """``(obj, name)`` of each string lookup a callee may be: ``getattr(obj, name)``,
+        ``globals()[name]``, or a name assigned one (``method = getattr(type(self), MODES[mode])``)."""
+        found = by_name(func)
+        if found is not None:
+            return [found]
+        if isinstance(func, cst.Name):
+            return [
+                lookup
+                for binding in self.bindings_of(func)
+                if binding.kind is BindingKind.ASSIGNMENT and not binding.path and binding.value is not None
+                for lookup in [by_name(binding.value)]
+                if lookup is not None
+            ]
+        return []
+
+    def _index_dispatch(self, raw: RawCall, index: Evaluator) -> None:
+        """Call sites for ``getattr(obj, name)(...)`` (or ``globals()[name](...)``) where the
+        name's possible strings are known (see :meth:`_strings`): every method of the file's
+        classes with that name (the receiver's class is not asked: like the screen, by name),
+        or every module-level function for ``globals()``. A call that resolves already (a
+        constant attribute of a known class) was indexed as usual."""
+        if index.value(raw.call.func).function is not None:
+            return
+        module_functions: dict[str, FunctionInfo] | None = None
+        for receiver, name in self._looked_up(raw.call.func):
+            of_class = receiver is not None and (
+                (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "type")
+                or (index.value(receiver).kind is Kind.CALLABLE and index.value(receiver).cls is not None)
+            )
+            dispatching = self._function_around(raw.scope)
+            self._dispatch_budget = _DISPATCH_STEPS
+            for text, via in dict.fromkeys(self._strings(name, 0)):  # once per (string, choosing call)
+                if not text.isidentifier():
+                    continue  # ``"transformers-community/dola"``: no function's name
+                if via is not None and (dispatching is None or via not in dispatching.call_sites):
+                    via = None  # chosen by a call of some other function: the dispatch's own call site stands
+                if receiver is None:
+                    if module_functions is None:
+                        module_functions = {info.name: info for info in self.records.functions.values() if info.cls is None and info.scope.parent is self.module_scope}
+                    targets = [(module_functions[text], 0)] if text in module_functions else []
+                else:
+                    targets = [(info, self._dispatch_offset(info, of_class)) for info in self._methods_named(text)]
+                for target, offset in targets:
+                    site = CallSite(raw.call, raw.grad_disabled, offset, raw.scope)
+                    if via is not None:
+                        site = CallSite(raw.call, raw.grad_disabled or via.grad_disabled, offset, via.scope, via.call, self._forwarded(raw, via))
+                    target.call_sites.append(site)
+                    self._dispatched.setdefault(id(via.call if via is not None else raw.call), []).append((target, site))
+
+    def _function_around(self, scope: Scope | None) -> FunctionInfo | None:
+        """The function whose code ``scope`` is (a comprehension's is its function's)."""
+        while scope is not None and scope.kind is ScopeKind.COMPREHENSION:
+            scope = scope.parent
+        return self.function_of_scope(scope) if scope is not None else None
+
+    def _methods_named(self, name: str) -> list[FunctionInfo]:
+        if self._methods_by_name is None:
+            self._methods_by_name = {}
+            for info in self.records.functions.values():
+                if info.cls is not None:
+                    self._methods_by_name.setdefault(info.name, []).append(info)
+        return self._methods_by_name.get(name, [])
+
+    @staticmethod
+    def _dispatch_offset(info: FunctionInfo, of_class: bool) -> int:
+        """1 where the receiver is passed implicitly: a method looked up on an instance, a classmethod."""
+        if "staticmethod" in info.decorators:
+            return 0
+        if "classmethod" in info.decorators:
+            return 1
+        return 0 if of_class else 1
+
+    def _forwarded(self, raw: RawCall, via: CallSite) -> tuple[cst.Arg, ...] | None:
+        """What ``via`` passed for the dispatching function's ``*args``, when the dispatched
+        call spreads exactly that parameter (``getattr(cb, hook)(self, *args)``)."""
+        function = self._function_around(raw.scope)
+        star = function.node.params.star_arg if function is not None else None
+        if not isinstance(star, cst.Param):
+            return None
+        spread = [argument for argument in raw.call.args if argument.star == "*"]
+        if len(spread) != 1 or not (isinstance(spread[0].value, cst.Name) and spread[0].value.value == star.name.value):
+            return None
+        positional = [argument for argument in via.call.args if argument.keyword is None and argument.star != "**"]
+        first = len(function.params) - via.offset
+        if any(argument.star for argument in positional[:first]) or first < 0:
+            return None
+        return tuple(positional[first:])
+
+    def _strings(self, expr: cst.BaseExpression, depth: int) -> list[tuple[str, CallSite | None]]:
+        """The strings ``expr`` may be, each with the call of the enclosing function that
+        chose it when it comes from one of its parameters (else None): a constant; a name
+        bound to one (or looping over a display of them); a parameter, from what its call
+        sites pass; ``D[k]`` of a module-level dict, list or tuple display of constants
+        (the values under ``k``'s strings, or all of them); either branch of ``a if c else
+        b``; ``f"{stage}_step"`` and ``"on_" + event`` from their parts' strings. Bounded: a
+        few names followed back, a few dozen strings."""
+        self._dispatch_budget -= 1
+        if depth > _DISPATCH_DEPTH or self._dispatch_budget < 0:
+            return []
+        text = string_value(expr)
+        if text is not None:
+            return [(text, None)]
+        if isinstance(expr, cst.IfExp):
+            return self._strings(expr.body, depth) + self._strings(expr.orelse, depth)
+        if isinstance(expr, cst.FormattedString):
+            parts: list[list[tuple[str, CallSite | None]]] = []
+            for part in expr.parts:
+                if isinstance(part, cst.FormattedStringText):
+                    parts.append([(part.value, None)])
+                elif isinstance(part, cst.FormattedStringExpression) and part.conversion is None and part.format_spec is None:
+                    parts.append(self._strings(part.expression, depth))
+                else:
+                    return []
+            return _products(parts)
+        if isinstance(expr, (cst.ConcatenatedString, cst.BinaryOperation)):
+            if isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Add):
+                return []
+            return _products([self._strings(expr.left, depth), self._strings(expr.right, depth)])
+        if isinstance(expr, cst.Subscript):
+            display = self._display(expr.value)
+            if display is None or len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+                return []
+            pairs = self._display_pairs(display)
+            keys = self._strings(expr.slice[0].slice.value, depth) if isinstance(display, cst.Dict) else []
+            if keys and all(key is not None for key, _ in pairs):  # constant keys: the values under the key's strings
+                return [(value, via) for key, via in keys for found_key, value in pairs if found_key == key]
+            return [(value, None) for _, value in pairs]
+        if not isinstance(expr, cst.Name):
+            return []
+        found: list[tuple[str, CallSite | None]] = []
+        for binding in self.bindings_of(expr):
+            if binding.kind is BindingKind.PARAMETER:
+                function = self.function_of_scope(binding.scope)
+                if function is None:
+                    continue
+                index = next((i for i, param in enumerate(function.params) if param is binding.node), None)
+                for site in list(function.call_sites):
+                    passed = site.argument(index, binding.name)
+                    if passed is not None:
+                        found.extend((text, site) for text, _ in self._strings(passed, depth + 1))
+            elif binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION) and not binding.path and binding.value is not None:
+                found.extend(self._strings(binding.value, depth + 1))
+            elif binding.kind is BindingKind.LOOP_TARGET and not binding.path and isinstance(binding.value, (cst.List, cst.Tuple, cst.Set)):
+                for element in binding.value.elements:
+                    found.extend(self._strings(element.value, depth + 1))
+        return found
+
+    def _display(self, expr: cst.BaseExpression) -> cst.Dict | cst.List | cst.Tuple | None:
+        """A dict, list or tuple display: itself, or what a module-level name is bound to once."""
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+            return expr
+        if isinstance(expr, cst.Name):
+            bindings = self.bindings_of(expr)
+            if len(bindings) == 1 and bindings[0].scope is self.module_scope and bindings[0].kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION) and not bindings[0].path:
+                value = bindings[0].value
+                if isinstance(value, (cst.Dict, cst.List, cst.Tuple)):
+                    return value
+        return None
+
+    @staticmethod
+    def _display_pairs(display: cst.Dict | cst.List | cst.Tuple) -> list[tuple[str | None, str]]:
+        """``(constant key or None, constant string value)`` of each element."""
+        pairs: list[tuple[str | None, str]] = []
+        if isinstance(display, cst.Dict):
+            for element in display.elements:
+                if isinstance(element, cst.DictElement):
+                    value = string_value(element.value)
+                    if value is not None:
+                        pairs.append((string_value(element.key), value))
+        else:
+            for element in display.elements:
+                if isinstance(element, cst.Element):
+                    value = string_value(element.value)
+                    if value is not None:
+                        pairs.append((None, value))
+        return pairs
+
+    def _index_calls(self, index: Evaluator, dispatches: list[RawCall] | None = None) -> None:
         for raw in self.records.calls:
+            if dispatches is not None and self._looked_up(raw.call.func):
+                dispatches.append(raw)
             callee = index.value(raw.call.func)
             target: FunctionInfo | None = None
             offset = 1 if callee.bound else 0

@@ -44,6 +44,7 @@ class Candidate:
     value: str
     event: str  # the strongest step event of the innermost loop, filled at the loop's end
     slice_index: tuple[cst.Name, ...] = ()  # ``out[i:j] = v`` into a tensor: the names the index reads
+    dispatched: bool = False  # in a method a call in the loop reaches by a string name: it outlives the loop's iterations
 
 
 @dataclass
@@ -179,7 +180,8 @@ class GraphAccumulation(Checker):
         self._frames: list[_Frame] = []
         self._events: dict[int, str] = {}  # id(loop) -> its step event, once the loop is left
         self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
-        self._helpers: dict[int, list[tuple[int, str]]] = {}  # id(function) -> (parameter index, accumulator) it accumulates
+        self._dispatch_reported: set[int] = set()  # accumulations in dispatched methods, reported once
+        self._helpers: dict[int, list[tuple[int, str, cst.CSTNode]]] = {}  # id(function) -> (parameter index, accumulator, accumulation) it accumulates
 
     # -- frames -------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -267,8 +269,8 @@ class GraphAccumulation(Checker):
                     return True
         return False
 
-    def _helper_accumulations(self, function: cst.FunctionDef) -> list[tuple[int, str]]:
-        """``(parameter index, accumulator)`` for each parameter the function adds to something
+    def _helper_accumulations(self, function: cst.FunctionDef) -> list[tuple[int, str, cst.CSTNode]]:
+        """``(parameter index, accumulator, accumulation)`` for each parameter the function adds to something
         that outlives it: ``def update(self, val, n=1): self.sum += val * n``."""
         found = self._helpers.get(id(function))
         if found is not None:
@@ -290,7 +292,7 @@ class GraphAccumulation(Checker):
             read = {name.value for name in _name_nodes(value)}
             for index, param in enumerate(params[first:], start=first):
                 if param.name.value in read:
-                    found.append((index, _accumulator_key(target) or root.value))
+                    found.append((index, _accumulator_key(target) or root.value, node))
         return found
 
     def _outlives_call(self, root: cst.Name, info: FunctionInfo) -> bool:
@@ -303,7 +305,10 @@ class GraphAccumulation(Checker):
     def _helper_call(self, node: cst.Call) -> None:
         """``meter.update(loss)`` in a loop, where ``update`` adds its argument to ``self.sum``:
         the accumulation is this call's (the helper would accumulate floats just as well)."""
-        if not self.ctx.flow.loops or self.ctx.grad.disabled or not isinstance(node.func, (cst.Name, cst.Attribute)):
+        if not self.ctx.flow.loops or self.ctx.grad.disabled:
+            return
+        self._dispatched_helper_call(node)
+        if not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
         callee = self.ctx.value(node.func)
         function = callee.function
@@ -316,7 +321,7 @@ class GraphAccumulation(Checker):
         assert info is not None
         offset = 1 if callee.bound else 0
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
-        for index, accumulator in accumulations:
+        for index, accumulator, _ in accumulations:
             name = info.params[index].name.value
             argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
             if argument is None and 0 <= index - offset < len(positional):
@@ -340,6 +345,46 @@ class GraphAccumulation(Checker):
                 )
             )
             return
+
+    def _dispatched_helper_call(self, node: cst.Call) -> None:
+        """A call that reaches methods by a string name (``getattr(cb, "on_batch_end")(self,
+        loss)``, or ``self._call("on_batch_end", loss)`` that does ``getattr(cb, hook)(self,
+        *args)``: see :meth:`SemanticModel.dispatched_from`) in a loop, handing a method what
+        it accumulates. Reported at the accumulation in that method: the call hands the value
+        to every method of that name, the one that keeps it is at fault (a callback keeping
+        the loss it is given)."""
+        for target, site in self.ctx.model.dispatched_from(node):
+            if not isinstance(target.node, cst.FunctionDef):
+                continue
+            for index, accumulator, accumulation in self._helper_accumulations(target.node):
+                argument = site.argument(index, target.params[index].name.value)
+                if argument is None or _has_clone(argument):
+                    continue
+                held = _with_history(self.ctx.value(argument))
+                accumulated = _accumulation(accumulation)
+                if held is None or accumulated is None or _with_history(self.ctx.value(accumulated[1])) is None:
+                    continue  # not a graph, or the method keeps a number made from it (``float(loss)``)
+                self._frames[-1].candidates.append(
+                    Candidate(
+                        node=accumulation,
+                        top=self._top_of(accumulation),
+                        loops=tuple(self.ctx.flow.loops),
+                        accumulator=accumulator,
+                        root=None,
+                        evidence=held.why or "it has autograd history",
+                        value=short_code(argument, 40),
+                        event="",
+                        dispatched=True,
+                    )
+                )
+
+    def _top_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The module-level statement holding ``node`` (a statement of another function)."""
+        for name in _name_nodes(node):
+            top = self.ctx.model.top_statement_of(name)
+            if top is not None:
+                return top
+        return None
 
     def _called_per_step(self, accumulator: cst.BaseExpression) -> str | None:
         """Outside a loop, the iterations are calls: a forward hook, or a function that runs
@@ -506,12 +551,18 @@ class GraphAccumulation(Checker):
         return self.ctx.value(loop.target).kind is Kind.MODULE or (element is not None and element.kind is Kind.MODULE)
 
     def _report(self, candidate: Candidate, event: str) -> None:
+        if candidate.dispatched:
+            if id(candidate.node) in self._dispatch_reported:
+                return  # one finding per accumulation, however many calls reach it
+            self._dispatch_reported.add(id(candidate.node))
         self.report(candidate.node, top=candidate.top, accumulator=candidate.accumulator, value=candidate.value, evidence=candidate.evidence, event=event)
 
     def _accumulating_loop(self, candidate: Candidate, inside: dict[int, set[int]]) -> LoopNode | None:
         """The innermost loop across whose iterations the accumulator survives: bound
         outside it (an attribute's root, a name bound before it) and not reset at the top
         of its body."""
+        if candidate.dispatched:
+            return candidate.loops[-1]  # the method's own ``self.x``, not rebound by the loop
         if candidate.root is None:
             return None
         for loop in reversed(candidate.loops):

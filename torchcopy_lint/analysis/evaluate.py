@@ -865,13 +865,6 @@ class Evaluator:
         if qualname == NAMEDTUPLE:
             names = _field_names(call)
             return Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=tuple((name, UNKNOWN) for name in names)) if names else UNKNOWN
-        if qualname in ("random.choice", "random.sample", "random.choices") and first is not None:
-            # Elements of the population, only where the file shows them to be tensors (or
-            # tuples holding some): ``random.sample(self.memory, n)`` of a replay list.
-            population = self.value(first, off)
-            drawn = _unguessed(population.element) if population.kind is Kind.CONTAINER and population.element is not None else UNKNOWN
-            if _known_tensors(drawn):
-                return drawn if qualname == "random.choice" else container(drawn)
         root = qualname.split(".", 1)[0]
         if root in ("numpy", "pandas"):
             return ARRAY
@@ -1122,31 +1115,6 @@ def _strict_join(values: list[Value]) -> Value:
     if not values or any(value.kind is Kind.UNKNOWN for value in values):
         return UNKNOWN
     return join_all(values, numeric=False)
-
-
-def _known_tensors(value: Value, depth: int = 0) -> bool:
-    """A tensor the file shows (not a guess from a name), or a container holding one."""
-    if value.guessed or depth > 4:
-        return False
-    if value.kind is Kind.TENSOR:
-        return True
-    if value.kind is not Kind.CONTAINER:
-        return False
-    held = [v for v in (value.element, *(value.items or ()), *(v for _, v in value.fields)) if v is not None]
-    return any(_known_tensors(v, depth + 1) for v in held)
-
-
-def _unguessed(value: Value, depth: int = 0) -> Value:
-    """``value`` with what is only guessed from names made unknown (a tuple keeps its known
-    positions: the reward a transition holds, not the action of an untyped policy)."""
-    if value.guessed or depth > 4:
-        return UNKNOWN
-    if value.kind is not Kind.CONTAINER:
-        return value
-    items = tuple(_unguessed(item, depth + 1) for item in value.items) if value.items is not None else None
-    fields = tuple((key, _unguessed(held, depth + 1)) for key, held in value.fields)
-    element = _unguessed(value.element, depth + 1) if value.element is not None else None
-    return value.with_(items=items, fields=fields, element=element)
 
 
 def _field_names(call: cst.Call) -> tuple[str, ...]:

@@ -209,6 +209,7 @@ class Binder:
         info = FunctionInfo(node, scope, cls, decorators=decorators)
         if isinstance(node, cst.Lambda):
             info.returns.append((node.body, self.grad.disabled))
+            info.made_without_grad = self.grad.outer_disabled
         self.records.functions[id(node)] = info
         self._functions.append(info)
         params = node.params

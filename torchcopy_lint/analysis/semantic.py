@@ -216,14 +216,20 @@ class SemanticModel:
         while scope is not None and scope.kind is ScopeKind.COMPREHENSION:
             scope = scope.parent
         info = self.function_of_scope(scope) if scope is not None else None
-        if info is None or not info.call_sites:
+        if info is None:
             return False
+        sites = [*info.call_sites, *info.instance_calls]
+        if not sites:
+            # A lambda nothing calls by a name is handed to a call where it is written
+            # (``map(lambda b: evaluate(b), loader)``): it runs in that region's mode.
+            # Not a hook: it runs at each forward or backward pass, wherever it was registered.
+            return isinstance(info.node, cst.Lambda) and info.made_without_grad and info.hook_roles is None
         key = id(info.node)
         found = self._without_grad.get(key)
         if found is not None:
             return found
         self._without_grad[key] = False  # recursion: assume grad on
-        result = all(site.grad_disabled or self.runs_without_grad(site.scope) for site in info.call_sites)
+        result = all(site.grad_disabled or self.runs_without_grad(site.scope) for site in sites)
         self._without_grad[key] = result
         return result
 
@@ -400,6 +406,7 @@ class SemanticModel:
         found = {id(info.node): list(info.call_sites) for info in self.records.functions.values()}
         for info in self.records.functions.values():
             info.call_sites.clear()
+            info.instance_calls.clear()
         dispatches: list[RawCall] = []
         final = Evaluator(self, infer_parameters=True, known_calls=found)
         self._index_calls(final, dispatches)
@@ -605,6 +612,13 @@ class SemanticModel:
                     init = info.methods.get("__init__")
                     if init is not None:
                         target, offset = self.function_info(init), 1
+                        break
+            elif callee.cls is not None and callee.kind is Kind.OBJECT:
+                for info in self._class_chain(callee.cls):  # ``evaluator(model)``: its ``__call__``
+                    method = info.methods.get("__call__")
+                    called = self.function_info(method) if method is not None else None
+                    if called is not None:
+                        called.instance_calls.append(CallSite(raw.call, raw.grad_disabled, 1, raw.scope))
                         break
             if target is not None:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))

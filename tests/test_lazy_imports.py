@@ -3,6 +3,7 @@ checkers does not load it (each would otherwise cost a single-file run 0.25 s)."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -31,6 +32,14 @@ def test_libcst_loads_on_the_first_parse_only() -> None:
     result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=cli_env(), cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["lazy", "loaded"]
+
+
+def test_libcst_imported_first_is_used_as_it_is() -> None:
+    """Another tool (a flake8 plugin, an editor) may have imported LibCST already."""
+    probe = "import libcst\nfrom torchcopy_lint import cache, lazy\nassert lazy.cst is libcst\nprint(cache._libcst_version())"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cli_env(), cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(os.path.dirname(__import__("libcst").__file__)), result.stdout
 
 
 def _imported(args: list[str], cwd: object) -> set[str]:

@@ -22,7 +22,7 @@ _ORIGINS: dict[str, str | None] = {}  # module name -> the file it is (to be) lo
 def _lazy(name: str) -> types.ModuleType:
     loaded = sys.modules.get(name)
     if loaded is not None:
-        if is_loaded(loaded):
+        if type(loaded).__name__ != "_LazyModule":  # imported for real already (by whoever came first)
             _ORIGINS[name] = getattr(getattr(loaded, "__spec__", None), "origin", None)
         return loaded
     spec = importlib.util.find_spec(name)

@@ -532,8 +532,9 @@ class Binder:
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name) or by_name(func) is not None:
-            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))  # a name, or ``getattr(obj, name)(...)``
+        if isinstance(func, (cst.Name, cst.Subscript)) or by_name(func) is not None:
+            # a name, ``handlers[mode](...)``, or ``getattr(obj, name)(...)``
+            self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
             return
         if not isinstance(func, cst.Attribute):
             return

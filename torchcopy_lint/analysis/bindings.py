@@ -174,9 +174,10 @@ class FunctionInfo:
     yields: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)
     yield_modes: list[bool] = field(default_factory=list)  # per ``yield`` (bare ones too): grad disabled there
     call_sites: list[CallSite] = field(default_factory=list)
-    # ``evaluator(model)`` of a ``__call__``: they tell how it runs (grad mode), not what its
-    # parameters hold (the screen does not follow instance calls into ``__call__``).
-    instance_calls: list[CallSite] = field(default_factory=list)
+    # Calls that reach it without naming it: an instance's (``evaluator(model)`` of a
+    # ``__call__``) and a container's (``self.handlers[mode]()`` of a dict of methods). They
+    # tell how it runs (grad mode), not what its parameters hold (the screen does not follow them).
+    indirect_calls: list[CallSite] = field(default_factory=list)
     hook_roles: tuple[str, ...] | None = None  # registered as a hook: what each parameter gets
     hook_offset: int = 0  # parameters before the roles (``self`` of a method, ``partial`` arguments)
     decorators: tuple[str, ...] = ()  # dotted decorator names (``staticmethod``, ``property`` ...)

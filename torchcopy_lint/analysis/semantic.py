@@ -218,7 +218,7 @@ class SemanticModel:
         info = self.function_of_scope(scope) if scope is not None else None
         if info is None:
             return False
-        sites = [*info.call_sites, *info.instance_calls]
+        sites = [*info.call_sites, *info.indirect_calls]
         if not sites:
             # A lambda nothing calls by a name is handed to a call where it is written
             # (``map(lambda b: evaluate(b), loader)``): it runs in that region's mode.
@@ -406,7 +406,7 @@ class SemanticModel:
         found = {id(info.node): list(info.call_sites) for info in self.records.functions.values()}
         for info in self.records.functions.values():
             info.call_sites.clear()
-            info.instance_calls.clear()
+            info.indirect_calls.clear()
         dispatches: list[RawCall] = []
         final = Evaluator(self, infer_parameters=True, known_calls=found)
         self._index_calls(final, dispatches)
@@ -602,6 +602,13 @@ class SemanticModel:
         for raw in self.records.calls:
             if dispatches is not None and self._looked_up(raw.call.func):
                 dispatches.append(raw)
+            if isinstance(raw.call.func, cst.Subscript):
+                # ``self.handlers[mode]()``: any function the container holds.
+                for held in _held(index.value(raw.call.func.value)):
+                    called = self.function_info(held.function) if held.function is not None else None
+                    if called is not None:
+                        called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1 if held.bound else 0, raw.scope))
+                continue
             callee = index.value(raw.call.func)
             target: FunctionInfo | None = None
             offset = 1 if callee.bound else 0
@@ -618,7 +625,14 @@ class SemanticModel:
                     method = info.methods.get("__call__")
                     called = self.function_info(method) if method is not None else None
                     if called is not None:
-                        called.instance_calls.append(CallSite(raw.call, raw.grad_disabled, 1, raw.scope))
+                        called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1, raw.scope))
                         break
             if target is not None:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
+
+
+def _held(container: Value) -> list[Value]:
+    """The values a container holds: its element, items and fields (a dict display's values)."""
+    if container.kind is not Kind.CONTAINER:
+        return []
+    return [value for value in (container.element, *(container.items or ()), *(value for _, value in container.fields)) if value is not None]

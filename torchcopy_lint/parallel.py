@@ -10,17 +10,14 @@ CLI), it sends SIGTERM to every worker before it exits.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
@@ -29,6 +26,9 @@ from torchcopy_lint.fixes.write import remove_temporaries
 from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 from torchcopy_lint.stopping import Stopped, raise_stopped  # noqa: F401 - re-exported
+
+if TYPE_CHECKING:  # the pool's modules load only when a run uses one (not for a file or two)
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -83,6 +83,9 @@ def _watch_parent(parent: int) -> None:
 
 def _start_worker(parent: int) -> None:
     """Runs first in each worker process: die with the parent, leave Ctrl-C to it."""
+    import ctypes
+    import threading
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
     if sys.platform.startswith("linux"):
@@ -125,6 +128,8 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
 def map_parallel(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """``[function(item) for item in items]``, over worker processes when it pays off."""
     if workers > 1 and len(items) >= 2 * workers:
+        from concurrent.futures import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
         try:
             results = list(pool.map(function, items, chunksize=max(1, min(16, len(items) // (workers * 8)))))

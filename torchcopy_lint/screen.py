@@ -202,6 +202,7 @@ class ScreenFacts:
     _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
     _training: frozenset[int] | None = field(default=None, repr=False)
+    _calling: dict[str, list[int]] | None = field(default=None, repr=False)  # callee name -> functions calling it
 
     def training_functions(self) -> frozenset[int]:
         """The functions that may train, as ``SemanticModel.trains`` decides (widened): they
@@ -240,17 +241,22 @@ class ScreenFacts:
     def callers(self, index: int) -> set[int]:
         """The functions that may call function ``index`` by its name, directly or through
         other functions (by name: methods of any class), ``index`` included."""
+        if self._calling is None:
+            calling: dict[str, list[int]] = {}
+            for other, function in enumerate(self.functions):
+                for name in function.calls:
+                    calling.setdefault(name, []).append(other)
+            self._calling = calling
         found = {index}
         pending = [index]
         while pending:
             name = self.functions[pending.pop()].name
-            if name is None:
-                continue
-            for other, function in enumerate(self.functions):
-                if other not in found and name in function.calls:
+            for other in self._calling.get(name, ()) if name is not None else ():
+                if other not in found:
                     found.add(other)
-                    pending.append(self.home(other))
-                    found.add(pending[-1])
+                    home = self.home(other)
+                    found.add(home)
+                    pending.append(home)
         return found
 
     def written_into(self, events: list[Event]) -> bool:
@@ -295,7 +301,7 @@ class ScreenFacts:
         """Whether a snapshot may be stored to be kept as such (TCL004 reports those without a
         change): a state dict taken, or an attribute or container named like a snapshot or a
         copy of a model (``self.best``, ``history.append(...)``, ``self.target_net = ...``)."""
-        if not _STATE_DICT_CALLS.isdisjoint(self.called):
+        if not api.STATE_DICT_METHODS.isdisjoint(self.called):
             return True
         return any(naming.is_snapshot_name(name) or naming.is_model_copy_name(name) for name in self.stored_attributes | self.written | self.added_to)
 
@@ -416,7 +422,6 @@ _SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS
 _SNAPSHOT_FUNCTIONS = api.short_names(api.SHALLOW_COPY_FUNCTIONS)
 _SHARING_CONSTRUCTORS = api.short_names(api.ALIASING_CONSTRUCTORS)
 _HOOK_REGISTRATIONS = frozenset(api.MODULE_HOOKS) | frozenset(api.TENSOR_HOOKS)
-_STATE_DICT_CALLS = frozenset(api.STATE_DICT_METHODS)
 _PARAMETER_LOOP_KEYS = frozenset("." + name for name in api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS)
 
 

@@ -35,7 +35,7 @@ from torchcopy_lint.analysis.bindings import BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
-from torchcopy_lint.analysis.torch_api import PARAMETER_ITERATORS, NAMED_PARAMETER_ITERATORS
+from torchcopy_lint.analysis.torch_api import LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import contains
@@ -44,7 +44,6 @@ from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clo
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 _TRAINED = frozenset({"module", "optimizer", "param"})
-_LOADS = frozenset({"load_state_dict"})
 # Calls that never change a module or an optimizer they are given.
 _HARMLESS_BUILTINS = frozenset({"print", "len", "isinstance", "id", "type", "repr", "str", "hasattr", "getattr", "sorted", "list", "tuple", "dict", "zip", "enumerate", "iter", "next", "sum", "min", "max", "any", "all", "map", "filter"})
 _HARMLESS_METHODS = frozenset({"state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children", "modules", "named_modules", "eval", "train", "to", "cuda", "cpu", "zero_grad", "register_forward_hook", "register_buffer", "append", "extend", "items", "keys", "values", "get", "format", "info", "debug", "warning", "log", "write", "add_scalar", "add_histogram", "update"})
@@ -184,7 +183,7 @@ class AliasedSnapshot(Checker):
         step, a load or a call that may train; or trained state kept under a snapshot name."""
         if not facts.snapshots:
             return False
-        if facts.written_into(facts.snapshots) or not _LOADS.isdisjoint(facts.called):
+        if facts.written_into(facts.snapshots) or not LOAD_STATE_METHODS.isdisjoint(facts.called):
             return True  # a write or a load that may change a snapshot's source
         if not (facts.any_event(facts.snapshots, _trained_state) or facts.any_event(facts.snapshots, facts.carries_history)):
             return False

@@ -91,7 +91,9 @@ class Trainer:
 
     def fit(self, xs, criterion):
         for x in xs:
-            self._call("{event}", criterion(x))
+            loss = criterion(x)
+            loss.backward()
+            self._call("{event}", loss)
 """
 
 
@@ -125,13 +127,27 @@ class Trainer:
         ("def f(w):\n    s = w.detach()\n    w.add_(1)\n    return s\n", "TCL004", True),
         ("import torch.nn as nn\ndef f(w):\n    s = w.detach()\n    nn.init.zeros_(w)\n    return s\n", "TCL004", True),
         ("def f(model):\n    sd = model.state_dict()\n    for p in model.parameters():\n        p.add_(1)\n    return sd\n", "TCL004", True),
+        # TCL004: only a snapshot that may be kept (assigned, added, returned) is one; an alias used on the spot is not.
+        ("def f(w):\n    show(w.detach())\n    w.add_(1)\n", "TCL004", False),
+        ("def f(w):\n    w.data.add_(1)\n    return w\n", "TCL004", False),
+        ("def f(w, history):\n    history.append(w.detach())\n    w.add_(1)\n", "TCL004", True),
+        ("def take(w):\n    return w.data\n\ndef f(w):\n    s = take(w)\n    w.add_(1)\n    return s\n", "TCL004", True),
+        ("def f(w):\n    s = (t := w.detach())\n    w.add_(1)\n    return s, t\n", "TCL004", True),
         # TCL004: a snapshot of trained state, then a training call or one given an optimizer.
         ("def f(model, opt, loader):\n    w = model.weight.detach()\n    run(model, opt, loader)\n    return w\n", "TCL004", True),
         ("def f(model, loader):\n    w = model.weight.detach()\n    show(model, loader)\n    return w\n", "TCL004", False),
         # TCL009: a method called by a string name (``getattr(cb, hook)(self, *args)``) keeps what the call naming it passes.
         (_DISPATCH.format(event="on_batch_end"), "TCL009", True),
         (_DISPATCH.format(event="on_epoch_end"), "TCL009", False),
+        # TCL009: a function handed to a call is a hook only when a registration (or ``partial``) gets it.
+        ("import torch\nstore = []\ndef hook(m, i, out):\n    store.append(out)\nmodel.register_forward_hook(hook)\n", "TCL009", True),
+        ("import torch\nstore = []\ndef hook(m, i, out):\n    store.append(out)\nrun_later(model, hook)\n", "TCL009", False),
         (_DISPATCH.replace("getattr(cb, hook)", 'getattr(cb, "on_" + hook)').format(event="batch_end"), "TCL009", True),
+        # TCL005: a write through a plain name holding a detached alias, or a chained write on ``x.detach()`` itself.
+        ("def f(x):\n    d = x.data\n    d[0] = 1\n    return x\n", "TCL005", True),
+        ("def f(x):\n    return x.detach().view(-1).mul_(2)\n", "TCL005", True),
+        ("def f(self):\n    self.w.data.add_(1)\n", "TCL005", False),
+        ("def f(x):\n    data = load(x)\n    data[0] = 1\n    return x\n", "TCL005", False),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
     ],

@@ -42,7 +42,7 @@ from functools import lru_cache
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 
-__all__ = ["Event", "ScreenFacts", "bare", "facts_of", "final_name", "is_leaf_evidence", "is_module_like"]
+__all__ = ["CALLED", "Event", "ScreenFacts", "bare", "facts_of", "final_name", "is_leaf_evidence", "is_module_like"]
 
 # Context managers and decorators that switch autograd recording off, and on again.
 _GRAD_OFF_WORDS = frozenset({"no_grad", "inference_mode"})
@@ -161,6 +161,7 @@ class Event:
     function: int = 0  # index in :attr:`ScreenFacts.functions` of the function (or lambda) it is in; 0: module level
     in_loop: bool = False  # inside a ``for``/``while`` loop of that same function
     local_target: bool = False  # an accumulation into the function's own local (not a parameter, ``self.x`` or a global)
+    root: str | None = None  # a write's: the key of the plain name whose storage it changes (``d`` of ``d[0]``, ``d.view(-1)``, ``d.data``), if it is one
 
 
 @dataclass
@@ -173,7 +174,7 @@ class FunctionSignals:
     parent: int = -1  # index of the enclosing function (-1 for the module)
     evaluates: bool = False  # named like evaluation, or calls ``.eval()`` (itself or a function nested in it)
     steps: bool = False  # calls ``backward()``, ``step()``, ``load_state_dict()`` or ``autograd.grad()`` (itself or nested)
-    handed: bool = False  # passed by name to a hook registration, to ``partial`` or to a function of the file (which may register it)
+    handed: bool = False  # passed by name to a hook registration or to ``partial`` (which may be registered)
     calls: set[str] = field(default_factory=set)  # final names it calls (itself or nested), aliases resolved
     parameters: frozenset[str] = frozenset()  # the keys of its parameters
 
@@ -188,6 +189,7 @@ class ScreenFacts:
     chained: set[tuple[str, str]] = field(default_factory=set)  # (method, final name of its receiver): ("detach", "clone")
     stored_attributes: set[str] = field(default_factory=set)  # ``x.attr = ...`` / ``x.attr[i] = ...`` / ``x.attr += ...``
     written: set[str] = field(default_factory=set)  # final names written in place: ``w.add_()``, ``w[i] = v``, ``w += v``
+    detach_chain_written: bool = False  # an in-place method called on ``x.detach()`` itself (through views, earlier in-place calls)
     writes: list[Event] = field(default_factory=list)  # each in-place write, with the names of what is written
     accumulations: list[Event] = field(default_factory=list)  # each accumulation (in a loop or not: helpers, per-step methods), with what is added
     clones: list[Event] = field(default_factory=list)  # each ``clone()``, with what is cloned
@@ -485,6 +487,7 @@ class _Collector(ast.NodeVisitor):
         self._lookups: dict[str, frozenset[str]] = {}  # ``m = getattr(obj, name)``: m's key -> the keys of ``name``
         self._dispatches: list[tuple[frozenset[str], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, keys of the arguments, the functions it is in)
         self._string_parts: set[str] = set()  # literal parts of the file's f-strings and string concatenations
+        self._keeping = 0  # inside a value that may be kept (see _visit_kept)
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -598,9 +601,25 @@ class _Collector(ast.NodeVisitor):
         for key in self._target_keys(target):
             self._flow(key, sources)
 
-    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None) -> None:
+    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None, root: str | None = None) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root))
+
+    def _visit_kept(self, node: ast.AST | None) -> None:
+        """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
+        added to a container. TCL004 only judges snapshots kept so (see
+        AliasedSnapshot._keep): an alias used on the spot (``f(w.detach())``,
+        ``w.data.add_(1)``) is no snapshot."""
+        if node is None:
+            return
+        self._keeping += 1
+        self.visit(node)
+        self._keeping -= 1
+
+    def _snapshot(self, keys: frozenset[str]) -> None:
+        """A snapshot taken, when its value may be kept (see :meth:`_visit_kept`)."""
+        if self._keeping:
+            self._event(self.facts.snapshots, keys)
 
     def _is_local_target(self, target: ast.AST) -> bool:
         """Whether an accumulation's target is held by the current function's own local (not
@@ -618,7 +637,11 @@ class _Collector(ast.NodeVisitor):
         name = final_name(receiver)
         if name is not None:
             self.facts.written.add(name)
-        self._event(self.facts.writes, self.keys_in(receiver))
+        root = _written_tensor(receiver)
+        base = receiver
+        while isinstance(base, ast.Subscript):
+            base = base.value  # ``w[ids] *= f`` writes ``w``, whatever the index holds
+        self._event(self.facts.writes, self.keys_in(base), root=self._key(root.id) if isinstance(root, ast.Name) else None)
 
     # -- scopes ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -686,7 +709,7 @@ class _Collector(ast.NodeVisitor):
         self._lambda_parameters[id(node)] = self._parameter_keys(node.args)
         grad_off = self._grad_off
         self._grad_off = 0
-        self.visit(node.body)
+        self._visit_kept(node.body)  # what a lambda returns
         self._grad_off = grad_off
         self._leave()
 
@@ -751,7 +774,7 @@ class _Collector(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.facts.identifiers.add(node.attr)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
-            self._event(self.facts.snapshots, self.keys_in(node.value))  # ``w.data`` shares ``w``'s storage
+            self._snapshot(self.keys_in(node.value))  # ``w.data`` shares ``w``'s storage
         self.generic_visit(node)
 
     def visit_keyword(self, node: ast.keyword) -> None:
@@ -778,13 +801,13 @@ class _Collector(ast.NodeVisitor):
         if node.value is not None and self._function:
             for key in self._function[-1]:
                 self._flow(key, self.keys_in(node.value))
-        self.generic_visit(node)
+        self._visit_kept(node.value)
 
     def _yielded(self, node: ast.Yield | ast.YieldFrom) -> None:
         if node.value is not None and self._function:
             for key in self._function[-1]:
                 self._flow(key, self.keys_in(node.value))
-        self.generic_visit(node)
+        self._visit_kept(node.value)
 
     visit_Yield = visit_YieldFrom = _yielded  # type: ignore[assignment]
 
@@ -808,7 +831,7 @@ class _Collector(ast.NodeVisitor):
             elif callee == "clone":
                 self._event(self.facts.clones, argument_keys)  # ``torch.clone`` imported by name
             elif callee in _SNAPSHOT_FUNCTIONS:
-                self._event(self.facts.snapshots, argument_keys)  # ``from copy import copy``
+                self._snapshot(argument_keys)  # ``from copy import copy``
             self._value_writes(callee, node)
             if callee == "isinstance" and len(node.args) == 2:
                 self._flow_names(node.args[0], self.keys_in(node.args[1]))
@@ -817,6 +840,11 @@ class _Collector(ast.NodeVisitor):
                     if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and argument.value.isidentifier():
                         self.facts.identifiers.add(argument.value)
                         self._flow(argument.value, argument_keys | {callee})
+        if callee in _ADDERS and isinstance(node.func, ast.Attribute):
+            self.visit(node.func)
+            for argument in (*node.args, *node.keywords):
+                self._visit_kept(argument)  # ``history.append(w.detach())``
+            return
         self.generic_visit(node)
 
     def _value_writes(self, callee: str, node: ast.Call) -> None:
@@ -847,6 +875,8 @@ class _Collector(ast.NodeVisitor):
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
             self._write(receiver)
+            if _on_detach(receiver):
+                self.facts.detach_chain_written = True
             if receiver_name == "init" and node.args:
                 self._write(node.args[0])  # ``nn.init.zeros_(w)`` writes ``w``
         if method in _ADDERS:
@@ -858,9 +888,9 @@ class _Collector(ast.NodeVisitor):
         if method == "clone":
             self._event(self.facts.clones, self.keys_in(receiver) | argument_keys)
         if method in _SNAPSHOT_METHODS:
-            self._event(self.facts.snapshots, self.keys_in(receiver))
+            self._snapshot(self.keys_in(receiver))
         elif method in _SNAPSHOT_FUNCTIONS:
-            self._event(self.facts.snapshots, argument_keys)  # ``copy.copy(model)``
+            self._snapshot(argument_keys)  # ``copy.copy(model)``
 
     def _callbacks(self, callee: str, node: ast.Call, arguments: list[ast.AST], argument_keys: frozenset[str]) -> None:
         """A function or lambda handed to a call (a hook, ``map``, ``apply``) is called with
@@ -931,7 +961,9 @@ class _Collector(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self._assigned(node.targets, node.value)
         self._namedtuple(node.targets, node.value)
-        self.generic_visit(node)
+        for target in node.targets:
+            self.visit(target)
+        self._visit_kept(node.value)
 
     def _namedtuple(self, targets: list[ast.AST], value: ast.AST | None) -> None:
         """``T = namedtuple("T", ("a", "b"))``: an attribute ``.a`` of an instance holds what a
@@ -950,11 +982,14 @@ class _Collector(ast.NodeVisitor):
         self._assigned([node.target], node.value)
         self._flow_names(node.target, self.keys_in(node.annotation))
         self._namedtuple([node.target], node.value)
-        self.generic_visit(node)
+        self.visit(node.target)
+        self.visit(node.annotation)
+        self._visit_kept(node.value)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self._flow(self._key(node.target.id), self.keys_in(node.value))
-        self.generic_visit(node)
+        self.visit(node.target)
+        self._visit_kept(node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         value_keys = self.keys_in(node.value)
@@ -966,7 +1001,8 @@ class _Collector(ast.NodeVisitor):
         if isinstance(base, ast.Attribute):
             self.facts.stored_attributes.add(base.attr)
         self._event(self.facts.accumulations, value_keys, node.target)
-        self.generic_visit(node)
+        self.visit(node.target)
+        self._visit_kept(node.value)  # ``snapshots += [w.detach()]``
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         self._string_parts.update(_name_parts(node.values))
@@ -987,9 +1023,11 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
-        # Calls a hook callback may be handed to: a registration, ``partial``, or a function of
-        # this file (``add_hook(m, fn)`` that registers its parameter: the model follows that).
-        self._registering = {f"{HANDED_TO}{name}" for name in (*_HOOK_REGISTRATIONS, "partial", *self._parameters)}
+        # Calls that make a hook callback: a registration, or ``partial`` (which may be handed to
+        # one). The semantic model gives hook roles only to a local function (or a ``partial`` of
+        # one) a registration is called with: not to one handed to a function of the file that
+        # registers its parameter, nor to one called by a string name (see SemanticModel._build_indexes).
+        self._registering = {f"{HANDED_TO}{name}" for name in (*_HOOK_REGISTRATIONS, "partial")}
         facts.call_arguments = frozenset().union(*(keys for _, keys in self._call_sites))
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)
@@ -1006,7 +1044,8 @@ class _Collector(ast.NodeVisitor):
                     self._flow(parameter, argument_keys | {callee})
                 for field_name in self._namedtuples.get(function, ()):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
-        handed = self._dispatched()
+        self._dispatched()
+        handed: set[str] = set()
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
                 handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``
@@ -1024,14 +1063,12 @@ class _Collector(ast.NodeVisitor):
         self._calls_through_aliases()
         return facts
 
-    def _dispatched(self) -> set[str]:
+    def _dispatched(self) -> None:
         """Calls by a string name (``getattr(cb, hook)(self, *args)``, ``globals()[name](x)``)
         reach the functions whose names are strings the name may come from (a few flow
         steps back: ``self._call("on_batch_end", loss)`` into ``hook``; ``MODES[mode]`` from
         ``MODES = {...: "_sample"}``), as the semantic model's dispatch index does: their
-        parameters get the call's arguments, they are called from where the call is, and
-        they count as handed over (run by machinery, not by a call that names them)."""
-        reached: set[str] = set()
+        parameters get the call's arguments, and they are called from where the call is."""
         flows = self.facts.flows
         # A name built from parts (``f"{stage}_step"``, ``"on_" + event``, here or where its
         # strings come from): any function whose name holds a literal part of one of the file's.
@@ -1045,11 +1082,9 @@ class _Collector(ast.NodeVisitor):
                     break
             for name in seen | built:
                 if name in self._parameters:
-                    reached.add(name)
                     for parameter in self._parameters[name]:
                         self._flow(parameter, argument_keys)
                     self._function_calls.append((name, inside))
-        return reached
 
     def _calls_through_aliases(self) -> None:
         """Calling ``g`` gives what calling anything ``g`` may be gives: ``g = f; g()`` is
@@ -1067,6 +1102,35 @@ class _Collector(ast.NodeVisitor):
                 if result not in seen and source in flows:
                     seen.add(result)
                     pending.append(result)
+
+
+def _written_tensor(target: ast.AST) -> ast.AST:
+    """The tensor whose storage a write to ``target`` changes, as analysis/aliasing.py's
+    ``written_tensor`` finds it: ``t`` for ``t[i]``, ``t.data``, ``t.T``, ``t.view(-1)``."""
+    while True:
+        if isinstance(target, ast.Subscript):
+            target = target.value
+        elif isinstance(target, ast.Attribute) and (target.attr in api.VIEW_ATTRIBUTES or target.attr == "data"):
+            target = target.value
+        elif isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in api.VIEW_METHODS:
+            target = target.func.value
+        else:
+            return target
+
+
+def _on_detach(receiver: ast.AST) -> bool:
+    """Whether an in-place call's receiver is ``x.detach()`` itself, through views, subscripts
+    and earlier in-place calls (``x.detach().view(-1).mul_(2).add_(1)``)."""
+    while True:
+        receiver = _written_tensor(receiver)
+        if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
+            return False
+        method = receiver.func.attr
+        if method == "detach":
+            return True
+        if not api.is_inplace_method(method):
+            return False
+        receiver = receiver.func.value
 
 
 def _namedtuple_fields(call: ast.Call) -> tuple[str, ...]:

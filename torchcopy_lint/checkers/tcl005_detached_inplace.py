@@ -15,6 +15,7 @@ function (or the module) ends, from the flow analysis' ordered name loads and st
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from torchcopy_lint.lazy import cst
 
@@ -24,7 +25,7 @@ from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.screen import ScreenFacts, bare
+from torchcopy_lint.screen import CALLED, ScreenFacts, bare
 from torchcopy_lint.analysis.torch_api import DETACHING_METHODS
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
@@ -71,8 +72,12 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
+@lru_cache(maxsize=1 << 16)
 def _detaching(key: str) -> bool:
-    """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py)."""
+    """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py);
+    not a variable that is merely called ``data`` (``3@data``)."""
+    if "@" in key and not key.startswith(CALLED):
+        return False
     name = bare(key)
     return name in DETACHING_METHODS or name == "data"
 
@@ -82,8 +87,13 @@ class DetachedInplace(Checker):
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
-        """An in-place write through something that may come from ``detach()`` or ``.data``."""
-        return facts.any_event(facts.writes, _detaching)
+        """A chained in-place call on ``x.detach()`` itself, or a write through a plain name
+        that may hold something from ``detach()`` or ``.data`` (the only writes :meth:`_record`
+        judges: ``d.mul_(2)``, ``d[0] = 1``, ``d.view(-1).add_(1)`` with ``d = x.detach()``)."""
+        if facts.detach_chain_written:
+            return True
+        roots = {write.root for write in facts.writes if write.root is not None}
+        return bool(roots) and not facts.reaching(_detaching).isdisjoint(roots)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

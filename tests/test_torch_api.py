@@ -253,7 +253,7 @@ def test_forward_hook_output_carries_history() -> None:
     assert seen[0].grad_fn is not None
 
 
-@pytest.mark.parametrize("qualname", sorted(api.GRAD_DISABLING | api.GRAD_ENABLING | api.GRAD_SETTING | api.DATA_LOADER_CLASSES | api.ALIASING_CONSTRUCTORS | api.MAYBE_ALIAS_FUNCTIONS | api.LOADING_FUNCTIONS))
+@pytest.mark.parametrize("qualname", sorted(api.GRAD_DISABLING | api.GRAD_ENABLING | api.GRAD_SETTING | api.DATA_LOADER_CLASSES | api.ALIASING_CONSTRUCTORS | api.MAYBE_ALIAS_FUNCTIONS | api.LOADING_FUNCTIONS | api.GRADIENT_FUNCTIONS))
 def test_named_functions_and_classes_exist(qualname: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -852,6 +852,10 @@ class Evaluator:
             return _loader()
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
+        if qualname in api.GRADIENT_FUNCTIONS:
+            # Tensors, without history unless ``create_graph=True`` (not followed: the screen has
+            # no evidence for it, so that graph is left unknown rather than claimed).
+            return container(tensor(Grad.NO, "a gradient from autograd.grad"))
         if qualname in api.DEEP_COPY_FUNCTIONS and first is not None:
             return without_alias(self.value(first, off))
         if qualname in api.SHALLOW_COPY_FUNCTIONS and first is not None:

@@ -134,6 +134,8 @@ MAYBE_ALIAS_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.rave
 LOSS_FUNCTION_NAMES = _words("cross_entropy binary_cross_entropy binary_cross_entropy_with_logits kl_div nll_loss")
 DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 LOADING_FUNCTIONS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url"})
+# Functions returning a tuple of gradients (tensors; with history only under ``create_graph=True``).
+GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad"})
 DEEP_COPY_FUNCTIONS = frozenset({"copy.deepcopy"})
 SHALLOW_COPY_FUNCTIONS = frozenset({"copy.copy"})
 

@@ -142,6 +142,8 @@ class Trainer:
         # TCL009: a function handed to a call is a hook only when a registration (or ``partial``) gets it.
         ("import torch\nstore = []\ndef hook(m, i, out):\n    store.append(out)\nmodel.register_forward_hook(hook)\n", "TCL009", True),
         ("import torch\nstore = []\ndef hook(m, i, out):\n    store.append(out)\nrun_later(model, hook)\n", "TCL009", False),
+        ("import torch\nstore = []\ndef add(m, fn):\n    m.register_forward_hook(fn)\ndef hook(m, i, out):\n    store.append(out)\nadd(model, hook)\n", "TCL009", True),
+        ("import torch\ndef add(m, fn):\n    m.register_forward_hook(fn)\ndef hook(m, i, out):\n    m.last = out.clone()\nadd(model, hook)\n", "TCL003", True),
         (_DISPATCH.replace("getattr(cb, hook)", 'getattr(cb, "on_" + hook)').format(event="batch_end"), "TCL009", True),
         # TCL005: a write through a plain name holding a detached alias, or a chained write on ``x.detach()`` itself.
         ("def f(x):\n    d = x.data\n    d[0] = 1\n    return x\n", "TCL005", True),

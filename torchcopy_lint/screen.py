@@ -197,6 +197,7 @@ class ScreenFacts:
     reference_targets: set[str] = field(default_factory=set)  # ``best = model``: targets assigned a plain name or attribute
     added_to: set[str] = field(default_factory=set)  # final names of containers given an element: ``history.append(v)``
     call_arguments: frozenset[str] = frozenset()  # the keys of every call's arguments
+    hook_registrars: frozenset[str] = frozenset()  # hook registrations, and functions of the file registering a parameter (``def add_hook(m, fn): m.register_forward_hook(fn)``)
     compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
     functions: list[FunctionSignals] = field(default_factory=lambda: [FunctionSignals(None)])  # [0] is the module's own code
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
@@ -358,7 +359,7 @@ class ScreenFacts:
         if key.startswith(CALLED) and key[len(CALLED) :] in self.reaching(is_module_like):
             return True
         if key.startswith(HANDED_TO):
-            return key[len(HANDED_TO) :] in _HOOK_REGISTRATIONS
+            return key[len(HANDED_TO) :] in self.hook_registrars
         return is_leaf_evidence(key)
 
     def flows_between(self, first: Iterable[str], second: Iterable[str]) -> bool:
@@ -488,6 +489,7 @@ class _Collector(ast.NodeVisitor):
         self._dispatches: list[tuple[frozenset[str], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, keys of the arguments, the functions it is in)
         self._string_parts: set[str] = set()  # literal parts of the file's f-strings and string concatenations
         self._keeping = 0  # inside a value that may be kept (see _visit_kept)
+        self._registered: set[str] = set()  # the keys of what hook registrations are given
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -826,6 +828,8 @@ class _Collector(ast.NodeVisitor):
             self._function_calls.append((callee, tuple(self._signals)))
             self._call_sites.append((callee, argument_keys))
             self._callbacks(callee, node, arguments, argument_keys)
+            if callee in _HOOK_REGISTRATIONS:
+                self._registered |= argument_keys
             if isinstance(node.func, ast.Attribute):
                 self._method_call(callee, node, argument_keys)
             elif callee == "clone":
@@ -1023,11 +1027,13 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
-        # Calls that make a hook callback: a registration, or ``partial`` (which may be handed to
-        # one). The semantic model gives hook roles only to a local function (or a ``partial`` of
-        # one) a registration is called with: not to one handed to a function of the file that
-        # registers its parameter, nor to one called by a string name (see SemanticModel._build_indexes).
-        self._registering = {f"{HANDED_TO}{name}" for name in (*_HOOK_REGISTRATIONS, "partial")}
+        # Calls that make a hook callback: a registration, a function of the file whose parameter
+        # a registration gets (``add_hook(model, save)``: the model follows the calls into that
+        # parameter, SemanticModel._passed_for), or ``partial`` (which may be handed to one). A
+        # function called by a string name gets no hook roles (see SemanticModel._build_indexes).
+        registrars = {name for name, parameters in self._parameters.items() if not self._registered.isdisjoint(parameters)}
+        facts.hook_registrars = frozenset(_HOOK_REGISTRATIONS | registrars)
+        self._registering = {f"{HANDED_TO}{name}" for name in (*facts.hook_registrars, "partial")}
         facts.call_arguments = frozenset().union(*(keys for _, keys in self._call_sites))
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)

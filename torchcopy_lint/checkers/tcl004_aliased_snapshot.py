@@ -101,9 +101,6 @@ class _State:
     snapshots: list[_Snapshot] = field(default_factory=list)
     changes: list[_Change] = field(default_factory=list)
     stored: dict[str, set[str]] = field(default_factory=dict)  # plain name -> the attributes it is stored on (``self.policy_net = net``)
-    # Calls not judged yet (point, call, grad off there): only a snapshot of trained state asks
-    # whether a call may train (see _call_changes), and most functions take none.
-    calls: list[tuple[Point, cst.Call, bool]] = field(default_factory=list)
 
 
 def _short(node: cst.CSTNode, limit: int = 50) -> str:
@@ -416,6 +413,7 @@ class AliasedSnapshot(Checker):
 
     # -- what changes a source ------------------------------------------------------
     def _record_write(self, node: cst.CSTNode) -> None:
+        changes = self._states[-1].changes
         if isinstance(node, cst.Call):
             called = method_call(node)
             if called is not None and called[1] == "load_state_dict":
@@ -425,7 +423,9 @@ class AliasedSnapshot(Checker):
             if callee.startswith("torch.nn.init.") and callee.endswith("_") and node.args:
                 self._add_write(node.args[0].value, f"`{callee.rsplit('.', 1)[-1]}(...)`")
                 return
-            self._states[-1].calls.append((self.ctx.flow.point(), node, self.ctx.grad.disabled))
+            call = self._call_change(node)
+            if call is not None:
+                changes.append(_Change(self.ctx.flow.point(), "call", None, f"`{_short(node.func)}(...)`", call))
         write = inplace_write(node)
         if write is None:
             return
@@ -446,20 +446,8 @@ class AliasedSnapshot(Checker):
                 return
         self._states[-1].changes.append(_Change(self.ctx.flow.point(), "load", owner, f"`{_short(node.func)}(...)`"))
 
-    def _call_changes(self, state: _State) -> None:
-        """Judge the calls of ``state`` (once), merged into its changes in walk order."""
-        if not state.calls:
-            return
-        for point, node, grad_off in state.calls:
-            call = self._call_change(node, grad_off)
-            if call is not None:
-                state.changes.append(_Change(point, "call", None, f"`{_short(node.func)}(...)`", call))
-        state.calls.clear()
-        state.changes.sort(key=lambda change: change.point.order)
-
-    def _call_change(self, node: cst.Call, grad_off: bool) -> _CallChange | None:
+    def _call_change(self, node: cst.Call) -> _CallChange | None:
         """A call that may change a module, parameters or an optimizer it is given."""
-        value = self.ctx.model.value
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         if name is None or self.ctx.names.qualname(func) is not None:
@@ -470,16 +458,16 @@ class AliasedSnapshot(Checker):
         if isinstance(func, cst.Attribute):
             if name in _HARMLESS_METHODS:
                 return None
-            receiver_kind = value(func.value, grad_off).kind
+            receiver_kind = self.ctx.value(func.value).kind
             if receiver_kind in (Kind.TENSOR, Kind.CONTAINER, Kind.SCALAR, Kind.ARRAY):
                 return None
             root = dotted_name(func.value)
             receiver = _root(root) if root else None
-        function = value(func, grad_off).function
+        function = self.ctx.value(func).function
         local = isinstance(function, cst.FunctionDef)
         trains = self.ctx.model.trains(function) if local else naming.is_training_call(name, receiver)  # type: ignore[arg-type]
         reads = frozenset(names_read(cst.List([cst.Element(argument.value) for argument in node.args]))) if node.args else frozenset()
-        optimizer_given = any(value(argument.value, grad_off).kind is Kind.OPTIMIZER for argument in node.args)
+        optimizer_given = any(self.ctx.value(argument.value).kind is Kind.OPTIMIZER for argument in node.args)
         if not (trains or optimizer_given):
             return None
         return _CallChange(reads, receiver, trains, local, optimizer_given)
@@ -523,8 +511,6 @@ class AliasedSnapshot(Checker):
         return (call.trains and (given or (not call.reads and call.receiver is None))) or (given and call.optimizer_given)
 
     def _changes_of(self, snapshot: _Snapshot, state: _State) -> list[_Change]:
-        if snapshot.taken.kind in _TRAINED:
-            self._call_changes(state)  # only trained state is changed by a call (see _relevant)
         found = [change for change in state.changes if self._relevant(change, snapshot.taken)]
         if snapshot.taken.kind in _TRAINED:
             for event in self.ctx.flow.call_events:

@@ -853,8 +853,9 @@ class Evaluator:
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
         if qualname in api.GRADIENT_FUNCTIONS:
-            # Tensors, without history unless ``create_graph=True`` (not followed: the screen has
-            # no evidence for it, so that graph is left unknown rather than claimed).
+            create_graph = keyword_arg(call, "create_graph")
+            if create_graph is not None and not _is_false(create_graph.value):
+                return UNKNOWN  # gradients with a graph of their own (gradient penalties, MAML): not modelled
             return container(tensor(Grad.NO, "a gradient from autograd.grad"))
         if qualname in api.DEEP_COPY_FUNCTIONS and first is not None:
             return without_alias(self.value(first, off))

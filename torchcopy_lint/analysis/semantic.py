@@ -16,7 +16,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, HookRegistration, RawCall, Records, by_name
+from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import string_value
 from torchcopy_lint.analysis.evaluate import Evaluator, without_history
@@ -390,7 +390,7 @@ class SemanticModel:
         Built with an evaluator that does not infer parameters (the indexes are what
         parameter inference needs)."""
         index = Evaluator(self, infer_parameters=False)
-        unresolved = [registration for registration in self.records.hooks if not self._register_hook(registration, index)]
+        unresolved = [registration for registration in self.records.hooks if not self._register_hook(registration.roles, registration.callback, index)]
         self._index_calls(index)
         # Again, with parameters inferred from the calls found: ``agent.select_action(x)``
         # where ``agent`` is a parameter that the first round showed to be an ``Agent``.
@@ -407,7 +407,7 @@ class SemanticModel:
         # m.register_forward_hook(fn)``, called as ``add_hook(model, save)``): what the calls pass.
         for registration in unresolved:
             for passed, grad_off in self._passed_for(registration.callback):
-                self._register_hook(registration, final, passed, grad_off)
+                self._register_hook(registration.roles, passed, final, grad_off)
 
     def _passed_for(self, callback: cst.BaseExpression) -> list[tuple[cst.BaseExpression, bool]]:
         """What the calls of a local function pass for its parameter ``callback`` (a Name), one
@@ -426,11 +426,11 @@ class SemanticModel:
                     found.append((passed, site.grad_disabled))
         return found
 
-    def _register_hook(self, registration: HookRegistration, evaluator: Evaluator, callback: cst.BaseExpression | None = None, grad_off: bool = False) -> bool:
-        """Give the local function a registration is called with (or a ``partial`` of one; or
-        ``callback``, what a call passed for the parameter it registers) its hook roles; False
-        when the callback is not known to be one."""
-        callback, offset = callback if callback is not None else registration.callback, 0
+    def _register_hook(self, roles: tuple[str, ...], callback: cst.BaseExpression, evaluator: Evaluator, grad_off: bool = False) -> bool:
+        """Give ``roles`` to the local function ``callback`` is (or a ``partial`` of one): what a
+        registration is called with, or what a call passes for the parameter it registers.
+        False when the callback is not known to be a local function."""
+        offset = 0
         if isinstance(callback, cst.Call) and self.names.qualname(callback.func) == "functools.partial" and callback.args:
             offset = sum(1 for argument in callback.args[1:] if argument.keyword is None)
             callback = callback.args[0].value
@@ -438,7 +438,7 @@ class SemanticModel:
         info = self.function_info(value.function) if value.function is not None else None
         if info is None:
             return False
-        info.hook_roles = registration.roles
+        info.hook_roles = roles
         info.hook_offset = offset + (1 if value.bound else 0)
         return True
 

@@ -1,18 +1,19 @@
 """The semantic model's answers must not depend on which rules ask first.
 
-Known bug (open): the evaluator memoises values computed inside a cycle of bindings
-(``parts = parts + [...]``) where an inner lookup was cut to "unknown", so what a rule
-finds can depend on what another rule evaluated earlier in the walk (TCL004 evaluates
-every call as it goes). Found on pytorch/examples (mnist_forward_forward, TCL009 with
-``--select TCL009`` but not with the default rules). The fix is a cycle-aware memo
-(results that saw a cycle cut below their own frame are not cached); until then this
-test is a strict xfail, so that it fails, and is turned on, once the bug is fixed.
+The evaluator cuts a cycle of bindings (``parts = parts + [...]``) where it re-enters it,
+so a value inside the cycle depends on where the cycle was entered; the model now enters
+every such cycle in source order before any rule asks (``_evaluate_in_source_order``).
+Found on pytorch/examples (mnist_forward_forward: a TCL009 with ``--select TCL009`` that
+the default rules did not report). The per-function "trains" summary is a search of the
+functions reached, not a memo with a recursion guard.
 """
 
 from __future__ import annotations
 
+import libcst as cst
 import pytest
 
+from torchcopy_lint.context import build_model
 from torchcopy_lint.engine import FileRun
 
 _CYCLE = """\
@@ -37,6 +38,34 @@ def _tcl009(source: str, codes: list[str]) -> list[tuple[int, str]]:
     return [(f.line, f.code) for f in FileRun.from_text(source, "order.py", codes).findings() if f.code == "TCL009"]
 
 
-@pytest.mark.xfail(strict=True, reason="the evaluator's memo depends on evaluation order inside binding cycles (open bug)")
 def test_findings_do_not_depend_on_the_other_rules_selected() -> None:
     assert _tcl009(_CYCLE, ["TCL009"]) == _tcl009(_CYCLE, ["TCL004", "TCL009"])
+
+
+_MUTUAL = """\
+import torch
+
+
+def outer(model, opt, x):
+    opt.step()
+    inner(model, opt, x)
+
+
+def inner(model, opt, x):
+    if x is None:
+        return
+    outer(model, opt, x)
+"""
+
+
+@pytest.mark.parametrize("order", [("outer", "inner"), ("inner", "outer")])
+def test_a_summary_through_recursion_does_not_depend_on_what_was_asked_first(order: tuple[str, str]) -> None:
+    # ``inner`` trains: it calls ``outer``, which steps. Asked after ``outer``, a memo with
+    # a recursion guard kept the answer ``inner`` got while ``outer`` was still being
+    # answered (no).
+    module = cst.parse_module(_MUTUAL)
+    model = build_model(module)
+    functions = {node.name.value: node for node in module.body if isinstance(node, cst.FunctionDef)}
+    answers = {name: model.trains(functions[name]) for name in order}
+    assert answers == {"outer": True, "inner": True}
+

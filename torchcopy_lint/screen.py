@@ -481,6 +481,7 @@ class _Collector(ast.NodeVisitor):
         self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
         self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
         self._handed: list[tuple[str, frozenset[str]]] = []  # a function handed to a call, by name
+        self._made_by: list[tuple[str, frozenset[str]]] = []  # a call's result handed to a call: the function it may return
         self._signals: list[int] = [0]  # indices in facts.functions of the enclosing functions, innermost last
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
         self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
@@ -909,6 +910,10 @@ class _Collector(ast.NodeVisitor):
                 name = final_name(argument)
                 if name is not None:
                     self._handed.append((name, context))
+            elif isinstance(argument, ast.Call):
+                factory = final_name(argument.func)
+                if factory is not None:
+                    self._made_by.append((factory, context))  # ``register_forward_hook(make_hook(name))``
 
     # -- assignments and writes --------------------------------------------------------------------
     def _assigned(self, targets: list[ast.AST], value: ast.AST | None) -> None:
@@ -927,6 +932,10 @@ class _Collector(ast.NodeVisitor):
             for target in targets:
                 if isinstance(target, ast.Name):
                     self._aliases.setdefault(target.id, set()).update(map(bare, value_keys))
+        elif isinstance(value, ast.Call) and final_name(value.func) == "partial" and value.args:
+            for target in targets:
+                if isinstance(target, ast.Name):  # ``step = partial(train_step, model)``: calling it calls train_step
+                    self._aliases.setdefault(target.id, set()).update(map(bare, self.keys_in(value.args[0])))
         looked_up = _looked_up_name(value)
         if looked_up is not None:
             for target in targets:
@@ -1052,6 +1061,16 @@ class _Collector(ast.NodeVisitor):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
         self._dispatched()
         handed: set[str] = set()
+        registered = [(factory, context) for factory, context in self._made_by if not context.isdisjoint(self._registering)]
+        if registered:
+            # A hook made by a factory (``register_forward_hook(make_hook(name))``): the
+            # functions flowing into the factory's return are what is registered.
+            names = {signals.name for signals in facts.functions if signals.name is not None}
+            returns: dict[str, set[str]] = {}
+            for key, sources in facts.flows.items():
+                returns.setdefault(bare(key), set()).update(bare(source) for source in sources)
+            for factory, context in registered:
+                self._handed.extend((name, context) for name in returns.get(factory, set()) & names)
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
                 handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``

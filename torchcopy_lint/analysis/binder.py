@@ -13,7 +13,7 @@ the records are complete.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from torchcopy_lint.lazy import cst
 
@@ -195,7 +195,7 @@ class Binder:
                 if binding.kind is BindingKind.FUNCTION and isinstance(binding.node, cst.FunctionDef):
                     info.methods[name] = binding.node
                 elif binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.AUGMENTED) and not binding.path:
-                    info.attributes.setdefault(name, []).append(AttributeSite(binding.value, binding.grad_disabled, binding.kind.value))
+                    info.attributes.setdefault(name, []).append(AttributeSite(binding.value, binding.grad_disabled, binding.kind.value, annotation=binding.annotation))
         self._pop()
 
     def _enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
@@ -331,6 +331,7 @@ class Binder:
         # surely comes first) also sees what reaches the end of the body, from the
         # previous iteration: ``best = None`` ... ``if best is None: best = x else: use(best)``.
         end = loop.scope.reaching
+        cyclic = False
         for name_node, _order in loop.loads:
             name = name_node.value
             if name not in loop.bound:
@@ -341,6 +342,9 @@ class Binder:
             carried = [binding for binding in end.get(name, ()) if binding.order > loop.start and binding not in known]
             if carried:
                 self.records.resolution[id(name_node)] = (*known, *carried)
+                cyclic = True
+        if cyclic:
+            self.records.cyclic_scopes.append(loop.scope)
         # After the loop: it may have run zero times.
         _union_into(loop.scope.reaching, loop.before)
 
@@ -559,7 +563,14 @@ class Binder:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
 
     def _add_to(self, container: cst.BaseExpression, addition: Addition) -> None:
-        """Record ``addition`` on the binding(s) or class attribute ``container`` names."""
+        """Record ``addition`` on the binding(s) or class attribute ``container`` names; on
+        the container an item belongs to for ``d[k].append(v)`` and ``d.setdefault(k, []).append(v)``
+        (a dict of lists)."""
+        owner = _owner_of_item(container)
+        if owner is not None:
+            outer, key = owner
+            self._add_to(outer, replace(addition, key=key, item=False, spread=addition.spread, nested=addition.nested + 1))
+            return
         if isinstance(container, cst.Name):
             for binding in self.lookup(container.value):
                 binding.additions.append(addition)
@@ -613,10 +624,22 @@ class Records:
     functions: dict[int, FunctionInfo] = field(default_factory=dict)
     hooks: list[HookRegistration] = field(default_factory=list)
     calls: list[RawCall] = field(default_factory=list)
+    cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     imports_torch: bool = False
 
 
 # -- helpers -----------------------------------------------------------------------------
+
+def _owner_of_item(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None] | None:
+    """``(d, k)`` for ``d[k]`` and ``d.setdefault(k, default)`` (``k`` a constant string, or
+    None): the container an item belongs to."""
+    if isinstance(expr, cst.Subscript):
+        return expr.value, _constant_key(expr)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "setdefault":
+        positional = positional_args(expr)
+        return expr.func.value, string_value(positional[0].value) if positional else None
+    return None
+
 
 def _union_into(reaching: dict[str, tuple[Binding, ...]], other: dict[str, tuple[Binding, ...]]) -> None:
     for name, bindings in other.items():

@@ -50,6 +50,7 @@ class Addition:
     spread: bool = False
     key: str | None = None  # a constant string key
     item: bool = False  # an item store (``d[k] = v``), which a tensor takes too
+    nested: int = 0  # put into an item of the container, so many levels down: ``d[k].append(v)`` is 1
 
 
 @dataclass(eq=False)
@@ -100,6 +101,7 @@ class AttributeSite:
     grad_disabled: bool
     how: str = "assignment"  # assignment | buffer | parameter | annotation | augmented
     path: tuple[int | None, ...] = ()  # position in an unpacked value: ``self.a, self.b = pair``
+    annotation: cst.BaseExpression | None = None  # ``logits: torch.Tensor`` in a class body (a dataclass field)
 
 
 @dataclass(eq=False)

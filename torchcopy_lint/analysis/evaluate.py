@@ -24,6 +24,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, FunctionInfo
+from torchcopy_lint.analysis.memo import CycleSafeMemo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, is_basic_index, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.values import (
     ARRAY,
@@ -144,41 +145,18 @@ class Evaluator:
         self._known_calls = known_calls  # call sites to infer parameters from, while the model's are being built
         self._arguments = arguments or {}  # id(parameter binding) -> the value one call passes
         self._depth = depth  # how many calls deep this evaluator evaluates a callee's returns
-        self._memo: dict[tuple[int, bool], Value] = {}
-        self._active: set[tuple[int, bool]] = set()
+        self._memo = CycleSafeMemo(_MAX_NESTING)
+        self._values: dict[tuple[int, bool], Value] = {}  # id(expression or binding), grad off -> its value
         self._returns: dict[int, Value] = {}
         self._calls: dict[tuple[int, bool], Value] = {}
 
     # -- entry points ------------------------------------------------------------------
     def value(self, expr: cst.BaseExpression, grad_off: bool = False) -> Value:
-        key = (id(expr), grad_off)
-        found = self._memo.get(key)
-        if found is not None:
-            return found
-        if key in self._active or len(self._active) > _MAX_NESTING:
-            return UNKNOWN  # a cycle (``x = f(x)``, recursion) or a chain too deep to follow
-        self._active.add(key)
-        try:
-            result = self._evaluate(expr, grad_off)
-        finally:
-            self._active.discard(key)
-        self._memo[key] = result
-        return result
+        # A cycle (``x = f(x)``, recursion) or a chain too deep to follow is unknown.
+        return self._memo.get(self._values, (id(expr), grad_off), lambda: self._evaluate(expr, grad_off), UNKNOWN)
 
     def binding_value(self, binding: Binding) -> Value:
-        key = (id(binding), False)
-        found = self._memo.get(key)
-        if found is not None:
-            return found
-        if key in self._active or len(self._active) > _MAX_NESTING:
-            return UNKNOWN
-        self._active.add(key)
-        try:
-            result = self._binding_value(binding)
-        finally:
-            self._active.discard(key)
-        self._memo[key] = result
-        return result
+        return self._memo.get(self._values, (id(binding), False), lambda: self._binding_value(binding), UNKNOWN)
 
     # -- expressions -----------------------------------------------------------------------
     def _evaluate(self, expr: cst.BaseExpression, off: bool) -> Value:
@@ -358,9 +336,15 @@ class Evaluator:
             item = self.value(addition.value, addition.grad_disabled)
             if addition.spread:
                 item = element_of(item)
+            for _ in range(addition.nested):
+                item = container(item)  # ``d[k].append(v)``: d's item is a list of v
             added.append(item)
             if addition.key is not None:
-                fields.append((addition.key, item))
+                known = next((index for index, (key, _) in enumerate(fields) if key == addition.key), None)
+                if known is None:
+                    fields.append((addition.key, item))
+                else:  # ``stats = {"loss": []}`` then ``stats["loss"].append(v)``
+                    fields[known] = (addition.key, join(fields[known][1], item, numeric=False))
         element = join_all([value.element, *added], numeric=False) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added, numeric=False)
         return Value(Kind.CONTAINER, element=element, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
 
@@ -770,12 +754,24 @@ class Evaluator:
         self._calls[key] = result
         return result
 
+    def _loss_grad(self, call: cst.Call, off: bool) -> Grad:
+        """A criterion applied to a model's outputs has their history (loss modules have no
+        parameters): none where they are shown to have none (``logits`` computed under
+        ``torch.no_grad()``), else a graph. A loss computed from data only
+        (``self.compute_loss(batch)``, which runs the model itself) has a graph."""
+        if off:
+            return Grad.NO
+        values = [self.value(argument.value, off) for argument in call.args if argument.keyword is None and not argument.star]
+        grad, _, _ = combined(values, off)
+        outputs = any(value.kind is Kind.TENSOR and (value.loss or value.why == "a module output") for value in values)
+        return Grad.NO if grad is Grad.NO and outputs else Grad.GRAPH
+
     def _call_by_name(self, name: str, call: cst.Call, off: bool) -> Value:
         """A call of something the file does not show: ``criterion(out, y)``, ``model(x)``."""
         if not self.model.names.imports_torch:
             return UNKNOWN
         if naming.is_loss_callee(name):
-            return tensor(Grad.NO if off else Grad.GRAPH, "a loss", loss=True).with_(guessed=True)
+            return tensor(self._loss_grad(call, off), "a loss", loss=True).with_(guessed=True)
         if naming.is_module_name(name):
             return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
         return UNKNOWN
@@ -790,7 +786,7 @@ class Evaluator:
                     if result.kind in (Kind.TENSOR, Kind.CONTAINER):
                         return without_history(result) if off else result
         if module.loss:
-            return tensor(Grad.NO if off else Grad.GRAPH, "a loss", loss=True)
+            return tensor(self._loss_grad(call, off), "a loss", loss=True)
         if module.qualname is not None and module.qualname.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODULES:
             grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
             return tensor(grad, why)
@@ -853,10 +849,15 @@ class Evaluator:
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
         if qualname in api.GRADIENT_FUNCTIONS:
-            create_graph = keyword_arg(call, "create_graph")
-            if create_graph is not None and not _is_false(create_graph.value):
-                return UNKNOWN  # gradients with a graph of their own (gradient penalties, MAML): not modelled
-            return container(tensor(Grad.NO, "a gradient from autograd.grad"))
+            # ``grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)``
+            flag = keyword_arg(call, "create_graph")
+            create_graph = flag.value if flag is not None else positional[4] if len(positional) > 4 else None
+            if create_graph is None or _is_false(create_graph):
+                return container(tensor(Grad.NO, "a gradient from autograd.grad"))
+            if _is_true(create_graph):
+                # Gradients with a graph of their own (gradient penalties, MAML's inner step).
+                return container(tensor(Grad.NO if off else Grad.GRAPH, "a gradient made with create_graph=True"))
+            return container(tensor(Grad.UNKNOWN, "a gradient from autograd.grad"))
         if qualname in api.DEEP_COPY_FUNCTIONS and first is not None:
             return without_alias(self.value(first, off))
         if qualname in api.SHALLOW_COPY_FUNCTIONS and first is not None:

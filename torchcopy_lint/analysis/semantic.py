@@ -47,6 +47,7 @@ class SemanticModel:
         self._scope_functions = {id(info.scope): info for info in records.functions.values()}
         self._class_kinds: dict[int, Kind] = {}
         self._trains: dict[int, bool] = {}
+        self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
         self._without_grad: dict[int, bool] = {}
         self._receiver_classes: dict[int, cst.ClassDef | None] = {}
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
@@ -55,6 +56,21 @@ class SemanticModel:
         self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
+        self._evaluate_in_source_order()
+
+    def _evaluate_in_source_order(self) -> None:
+        """Evaluate every binding of each function (or module) holding a loop whose next
+        iteration sees its own bindings, in source order, parameters first, before any
+        rule asks. Such a loop makes cycles of bindings (``parts = parts + [h.mean()]``),
+        and the evaluator cuts a cycle where it re-enters it (see :mod:`.memo`), so what a
+        value inside it is depends on where the cycle was entered. Entered in one fixed
+        order, those answers do not depend on which rules run or what they ask first.
+        (Cycles through ``self.x`` or call-site parameters elsewhere are not covered.)"""
+        scopes = {id(scope) for scope in self.records.cyclic_scopes}
+        if scopes:
+            for binding in self.records.bindings:  # in source order
+                if id(binding.scope) in scopes:
+                    self.evaluator.binding_value(binding)
 
     # -- resolution ----------------------------------------------------------------------
     @property
@@ -236,33 +252,53 @@ class SemanticModel:
     def trains(self, function: cst.FunctionDef | cst.Lambda) -> bool:
         """Whether calling ``function`` may train: its body (or a local function it calls,
         transitively) calls ``backward()``, steps an optimizer, loads a state dict or writes
-        a parameter in place (``p.data.add_(...)``). A summary per function, computed once."""
-        key = id(function)
-        found = self._trains.get(key)
+        a parameter in place (``p.data.add_(...)``).
+
+        A search of the functions it reaches, each summarised once: so mutual recursion
+        (``outer`` calls ``inner``, which calls ``outer``, which steps) gives the same
+        answer whichever function is asked about first."""
+        found = self._trains.get(id(function))
         if found is not None:
             return found
-        self._trains[key] = False  # recursion: assume not while computing
+        seen = {id(function)}
+        pending = [function]
+        result = False
+        while pending and not result:
+            trains_itself, callees = self._training_summary(pending.pop())
+            result = trains_itself
+            for callee in callees:
+                if id(callee) not in seen:
+                    seen.add(id(callee))
+                    pending.append(callee)
+        self._trains[id(function)] = result
+        return result
+
+    def _training_summary(self, function: cst.FunctionDef | cst.Lambda) -> tuple[bool, list[cst.FunctionDef | cst.Lambda]]:
+        """Whether the body itself trains (then nothing else is needed), else the local
+        functions it calls."""
+        found = self._training_summaries.get(id(function))
+        if found is not None:
+            return found
         from torchcopy_lint.analysis.flow import step_event
         from torchcopy_lint.walker import iter_children
 
-        result = False
+        summary: tuple[bool, list[cst.FunctionDef | cst.Lambda]] = (False, [])
         pending: list[cst.CSTNode] = [function.body]
-        while pending and not result:
+        while pending:
             node = pending.pop()
             if type(node) is cst.Call:  # not isinstance: ABCMeta makes misses slow
                 if step_event(node, self.is_optimizer) is not None or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict"):
-                    result = True
+                    summary = (True, [])
                     break
                 if isinstance(node.func, cst.Attribute) and api.writes_values(node.func.attr.value) and self.writes_parameter(node.func.value):
-                    result = True
+                    summary = (True, [])
                     break
                 callee = self.value(node.func).function if isinstance(node.func, (cst.Name, cst.Attribute)) else None
-                if callee is not None and callee is not function and self.trains(callee):
-                    result = True
-                    break
+                if callee is not None and callee is not function:
+                    summary[1].append(callee)
             pending.extend(iter_children(node))
-        self._trains[key] = result
-        return result
+        self._training_summaries[id(function)] = summary
+        return summary
 
     def is_optimizer(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is shown to be an optimizer (``solver = torch.optim.LBFGS(...)``)."""
@@ -363,7 +399,8 @@ class SemanticModel:
         if site.how == "buffer":
             return tensor(Grad.NO, "a buffer")
         if site.value is None:
-            return UNKNOWN
+            # ``logits: torch.Tensor`` in a class body: what a dataclass or NamedTuple field holds.
+            return evaluator.annotation_value(site.annotation) if site.annotation is not None else UNKNOWN
         value = evaluator.value(site.value, site.grad_disabled)
         for index in site.path:
             value = item_of(value, index)

@@ -57,16 +57,28 @@ class _Frame:
     evaluates: bool = False  # named like evaluation, or calls ``.eval()``
 
 
+def _container_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What an item belongs to: ``stats`` for ``stats["loss"][i]`` and for
+    ``stats.setdefault("loss", [])`` (the item a dict of lists gives to append to)."""
+    while True:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "setdefault":
+            expr = expr.func.value
+        else:
+            return expr
+
+
 def _accumulator_key(expr: cst.BaseExpression) -> str | None:
-    """``losses`` for ``losses``, ``losses[k]`` and ``stats["loss"][i]``; ``self.losses`` likewise."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return dotted_name(expr)
+    """``losses`` for ``losses``, ``losses[k]``, ``stats["loss"][i]`` and
+    ``losses.setdefault(k, [])``; ``self.losses`` likewise."""
+    return dotted_name(_container_of(expr))
 
 
 def _root_name(expr: cst.BaseExpression) -> cst.Name | None:
+    expr = _container_of(expr)
     while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
+        expr = _container_of(expr.value)
     return expr if isinstance(expr, cst.Name) else None
 
 

@@ -75,6 +75,8 @@ def test_cache_hits_and_screened_out_files_never_load_libcst(tmp_path) -> None:
     # (the cache key's LibCST version is read from its files).
     analysis = {name for name in hit if name.startswith(("torchcopy_lint.analysis.", "torchcopy_lint.checkers."))}
     assert not analysis and not {"torchcopy_lint.context", "torchcopy_lint.screen", "importlib.metadata"} & hit, analysis
+    # The default output imports only its own format: not SARIF, the CI formats or xml.
+    assert not {"torchcopy_lint.output.sarif", "torchcopy_lint.output.ci", "xml.etree.ElementTree"} & hit
 
 
 FLAKE8_PROBE = """

@@ -8,36 +8,36 @@ SARIF in sarif.py. ``emit`` is what the command line calls.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from torchcopy_lint.output.ci import format_github, format_gitlab, format_junit
 from torchcopy_lint.output.colour import PLAIN, Style, colour_enabled
-from torchcopy_lint.output.json_formats import format_json, format_json_lines
 from torchcopy_lint.output.model import Report, location
-from torchcopy_lint.output.sarif import format_sarif
 from torchcopy_lint.output.sources import SourceLines
-from torchcopy_lint.output.text import format_concise, format_full, format_pylint, statistics, summary
+from torchcopy_lint.output.text import statistics, summary
 
 Formatter = Callable[[Report, Style], str]
 
-FORMATS: dict[str, Formatter] = {
-    "concise": format_concise,
-    "full": format_full,
-    "json": format_json,
-    "json-lines": format_json_lines,
-    "github": format_github,
-    "gitlab": format_gitlab,
-    "junit": format_junit,
-    "pylint": format_pylint,
-    "sarif": format_sarif,
+# name -> "module:function" in this package, imported when used: the CI formats and SARIF
+# need json, xml and hashlib, which a one-file run in an editor should not pay for.
+FORMATS: dict[str, str] = {
+    "concise": "text:format_concise",
+    "full": "text:format_full",
+    "json": "json_formats:format_json",
+    "json-lines": "json_formats:format_json_lines",
+    "github": "ci:format_github",
+    "gitlab": "ci:format_gitlab",
+    "junit": "ci:format_junit",
+    "pylint": "text:format_pylint",
+    "sarif": "sarif:format_sarif",
 }
 ALIASES = {"text": "concise"}  # the name the first releases used
 HUMAN = frozenset({"concise", "full"})  # coloured, followed by the summary line
 WITH_EDITS = frozenset({"sarif"})  # shows each fix as text edits (computed here, reading the files again)
 
-__all__ = ["FORMATS", "HUMAN", "Report", "SourceLines", "Style", "add_arguments", "canonical", "emit", "location", "render", "statistics", "summary"]
+__all__ = ["FORMATS", "HUMAN", "Report", "SourceLines", "Style", "add_arguments", "canonical", "emit", "formatter", "location", "render", "statistics", "summary"]
 
 
 def canonical(name: str) -> str:
@@ -58,8 +58,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output-file", type=Path, default=None, metavar="FILE", help="write the report to FILE instead of stdout (never coloured)")
 
 
+def formatter(name: str) -> Formatter:
+    """The function that writes format ``name`` (or an alias of it)."""
+    module, function = FORMATS[canonical(name)].split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)  # type: ignore[no-any-return]
+
+
 def render(name: str, report: Report, style: Style = PLAIN) -> str:
-    return FORMATS[canonical(name)](report, style)
+    return formatter(name)(report, style)
 
 
 def emit(report: Report, args: argparse.Namespace, trailer: str | None = None) -> None:

@@ -148,6 +148,19 @@ def test_return_type_fields_are_fields_of_torch_return_types() -> None:
     assert api.INTEGER_RETURN_FIELDS <= api.RETURN_TYPE_FIELDS
 
 
+@pytest.mark.parametrize("method", sorted(api.VALUES_INDICES_ALWAYS | api.VALUES_INDICES_WITH_DIM))
+def test_values_and_indices_reductions(method: str) -> None:
+    x = torch.randn(4, 6, requires_grad=True)
+    arguments = (2, 1) if method in ("topk", "kthvalue") else (1,)
+    pair = getattr(x, method)(*arguments)
+    values, indices = pair  # unpacks, and has the fields the evaluator gives it
+    assert pair.values is values and pair.indices is indices
+    assert values.requires_grad and not indices.requires_grad and not indices.is_floating_point()
+    assert getattr(torch, method)(x, *arguments).indices.dtype == torch.int64
+    if method in api.VALUES_INDICES_WITH_DIM:
+        assert isinstance(getattr(x, method)(), torch.Tensor)  # without a dimension: one tensor
+
+
 def test_computing_methods_carry_history() -> None:
     x = torch.randn(4, 6, requires_grad=True)
     assert x.clone().requires_grad and x.sum().requires_grad and x.exp().requires_grad

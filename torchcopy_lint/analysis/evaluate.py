@@ -152,11 +152,19 @@ class Evaluator:
 
     # -- entry points ------------------------------------------------------------------
     def value(self, expr: cst.BaseExpression, grad_off: bool = False) -> Value:
+        key = (id(expr), grad_off)
+        found = self._values.get(key)  # the memo's own first step, without making the closure (the hot path)
+        if found is not None:
+            return found
         # A cycle (``x = f(x)``, recursion) or a chain too deep to follow is unknown.
-        return self._memo.get(self._values, (id(expr), grad_off), lambda: self._evaluate(expr, grad_off), UNKNOWN)
+        return self._memo.get(self._values, key, lambda: self._evaluate(expr, grad_off), UNKNOWN)
 
     def binding_value(self, binding: Binding) -> Value:
-        return self._memo.get(self._values, (id(binding), False), lambda: self._binding_value(binding), UNKNOWN)
+        key = (id(binding), False)
+        found = self._values.get(key)
+        if found is not None:
+            return found
+        return self._memo.get(self._values, key, lambda: self._binding_value(binding), UNKNOWN)
 
     # -- expressions -----------------------------------------------------------------------
     def _evaluate(self, expr: cst.BaseExpression, off: bool) -> Value:
@@ -805,6 +813,12 @@ class Evaluator:
         if qualname in api.LEGACY_CONSTRUCTORS:
             return tensor(Grad.NO)
         short = qualname.rsplit(".", 1)[-1]
+        if qualname == f"torch.{short}" and first is not None and (short in api.VALUES_INDICES_ALWAYS or short in api.VALUES_INDICES_WITH_DIM):
+            receiver = self.value(first, off)
+            if receiver.kind is Kind.TENSOR:
+                pair = self._values_and_indices(receiver, short, [argument for argument in call.args if argument.keyword is None][1:], call, off)
+                if pair is not None:
+                    return pair
         if qualname in api.ALIASING_CONSTRUCTORS:
             source = self.value(first, off) if first is not None else UNKNOWN
             if source.kind is Kind.TENSOR and qualname in ("torch.as_tensor", "torch.asarray"):
@@ -1012,6 +1026,9 @@ class Evaluator:
             if copy is not None and _is_true(copy.value):
                 return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
             return tensor(derived(receiver.grad, off), receiver.why, Alias(AliasHow.MAYBE, source, receiver, call), receiver.loss)
+        pair = self._values_and_indices(receiver, method, [argument for argument in call.args if argument.keyword is None], call, off)
+        if pair is not None:
+            return pair
         if api.is_inplace_method(method):
             return receiver
         if method == "clone":
@@ -1021,6 +1038,19 @@ class Evaluator:
             grad, why, loss = combined(values, off)
             return tensor(grad, why, loss=loss)
         return UNKNOWN
+
+    def _values_and_indices(self, receiver: Value, method: str, rest: list[cst.Arg], call: cst.Call, off: bool) -> Value | None:
+        """``x.max(1)``, ``torch.sort(x)``: the named tuple ``(values, indices)``, values with
+        the receiver's history, indices integers without any (``_, predicted = torch.max(out, 1)``)."""
+        if method not in api.VALUES_INDICES_ALWAYS:
+            if method not in api.VALUES_INDICES_WITH_DIM:
+                return None
+            dim = keyword_arg(call, "dim")
+            if dim is None and not (rest and self.value(rest[0].value, off).kind is Kind.SCALAR):
+                return None  # ``x.max()``, ``torch.max(a, b)``: a tensor
+        values = tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
+        indices = tensor(Grad.NO, "a tensor of integers")
+        return Value(Kind.CONTAINER, element=join(values, indices, numeric=False), items=(values, indices), fields=(("values", values), ("indices", indices)), qualname=NAMEDTUPLE)
 
     def _distribution_method(self, receiver: Value, method: str, call: cst.Call, off: bool) -> Value:
         """``dist.log_prob(a)``, ``dist.entropy()``: tensors with the history of the

@@ -297,6 +297,11 @@ RETURN_TYPE_FIELDS = _words(
     """
 )
 INTEGER_RETURN_FIELDS = _words("indices pivots info rank exponent")
+# Reductions that return ``(values, indices)`` (``torch.return_types``): always, or only
+# when given a dimension (``x.max()`` is a tensor, ``x.max(1)`` a pair, ``torch.max(a, b)``
+# elementwise).
+VALUES_INDICES_ALWAYS = _words("sort topk kthvalue mode cummax cummin")
+VALUES_INDICES_WITH_DIM = _words("max min median nanmedian")
 # Attributes of a tensor that are no tensors (or no values of it).
 TENSOR_META_ATTRIBUTES = _words(
     """

@@ -63,6 +63,7 @@ class GraphAttachedSnapshot(Checker):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._bound: dict[int, tuple[_Clone, str]] = {}  # id(binding) -> clone bound to a plain name
+        self._named: dict[int, tuple[_Clone, str]] = {}  # id(binding) -> clone bound to a snapshot-like name in a function that does not train
         self._returned: dict[int, list[_Clone]] = {}  # id(function) -> clones it returns
         self._kept_loads: dict[int, Kept] = {}  # id(binding) -> how a later load of the name keeps it
         self._kept_calls: dict[int, tuple[str, Kept]] = {}  # id(function) -> how a call's result is kept
@@ -86,12 +87,23 @@ class GraphAttachedSnapshot(Checker):
                 self._returned.setdefault(id(function), []).append(clone)
         elif kept.way is Way.NAME:
             name = kept.name or ""
-            if is_snapshot_name(name) and not writes_in_place(self.ctx.scopes.enclosing_function() or self.ctx.module, name):
-                self._report(clone, kept.text)
+            function = self.ctx.scopes.enclosing_function()
+            if is_snapshot_name(name) and not writes_in_place(function or self.ctx.module, name):
+                if self._outlives_a_step(function):
+                    self._report(clone, kept.text)
+                elif kept.binding is not None:
+                    self._named.setdefault(id(kept.binding), (clone, kept.text))  # reported if it leaves the call
             elif kept.binding is not None:
                 self._bound[id(kept.binding)] = (clone, kept.text)
         else:
             self._report(clone, kept.text)
+
+    def _outlives_a_step(self, function: cst.CSTNode | None) -> bool:
+        """Whether a local snapshot may be read after a training step: at module level, or in
+        a function that trains. ``x_init = x.clone()`` inside ``forward()`` (a residual, a
+        learned initial state) lives for one pass and is meant to carry gradients; it is
+        reported only if it leaves the call (returned, stored, added to a container)."""
+        return not isinstance(function, (cst.FunctionDef, cst.Lambda)) or self.ctx.model.trains(function)
 
     def _is_tensor(self, expr: cst.BaseExpression) -> bool:
         return self.ctx.value(expr).is_tensor
@@ -139,6 +151,13 @@ class GraphAttachedSnapshot(Checker):
         self._kept_calls[id(function)] = (function.name.value, kept)
 
     def _decide(self) -> None:
+        for key, (clone, bound) in self._named.items():
+            kept = self._kept_loads.get(key)
+            if kept is None:
+                continue  # it dies with the call
+            if kept.way is Way.RETURNED and isinstance(kept.target, cst.FunctionDef) and kept.target.name.value == "forward":
+                continue  # returned by ``forward()``: a module output, not a snapshot
+            self._report(clone, bound)  # returned, stored or added: the snapshot outlives the call
         for key, (clone, bound) in self._bound.items():
             kept = self._kept_loads.get(key)
             if kept is None:

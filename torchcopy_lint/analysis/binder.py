@@ -27,9 +27,9 @@ from torchcopy_lint.analysis.bindings import (
     Scope,
     ScopeKind,
 )
-from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, TENSOR_HOOKS
+from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -353,6 +353,12 @@ class Binder:
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._store(target.target, node.value, node, BindingKind.ASSIGNMENT)
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad" and isinstance(target.target.value, cst.Name):
+                # ``for p in backbone.parameters(): p.requires_grad = False``: backbone is frozen
+                for binding in self.lookup(target.target.value.value):
+                    iterable = binding.value if binding.kind is BindingKind.LOOP_TARGET else None
+                    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("parameters", "named_parameters"):
+                        self.records.grad_switches.append((_module_of(iterable.func.value), not _is_false_literal(node.value)))
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation
@@ -559,6 +565,9 @@ class Binder:
             if method == "register_forward_hook" and any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args):
                 roles = ("module", "inputs", "kwargs", "output")
             self.records.hooks.append(HookRegistration(roles, positional[0].value, node))
+        if method == "requires_grad_":
+            flag = keyword_arg(node, "requires_grad") or (node.args[0] if node.args else None)
+            self.records.grad_switches.append((_module_of(func.value), not _is_false_literal(flag.value if flag is not None else None)))
         if method in self._method_names:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
 
@@ -624,11 +633,24 @@ class Records:
     functions: dict[int, FunctionInfo] = field(default_factory=dict)
     hooks: list[HookRegistration] = field(default_factory=list)
     calls: list[RawCall] = field(default_factory=list)
+    grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     imports_torch: bool = False
 
 
 # -- helpers -----------------------------------------------------------------------------
+
+def _is_false_literal(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _module_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``backbone`` for ``backbone.eval().to(device)``: the module a chain of its
+    self-returning methods is called on."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in MODULE_SELF_METHODS:
+        expr = expr.func.value
+    return expr
+
 
 def _owner_of_item(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None] | None:
     """``(d, k)`` for ``d[k]`` and ``d.setdefault(k, default)`` (``k`` a constant string, or

@@ -785,6 +785,10 @@ class Evaluator:
         return UNKNOWN
 
     def _module_output(self, module: Value, call: cst.Call, off: bool) -> Value:
+        if not off and self.model.is_frozen(call.func):
+            # A frozen module (``requires_grad_(False)``): its output has its input's history only.
+            grad, why, _ = combined([self.value(argument.value, off) for argument in call.args if argument.keyword is None and not argument.star], off)
+            return tensor(grad, why or "a frozen module's output")
         if module.cls is not None:
             forward = self.model.class_attribute(module.cls, "forward", self)
             if forward is not None and forward.function is not None:

@@ -47,6 +47,7 @@ class SemanticModel:
         self._scope_functions = {id(info.scope): info for info in records.functions.values()}
         self._class_kinds: dict[int, Kind] = {}
         self._trains: dict[int, bool] = {}
+        self._frozen: set[object] | None = None  # keys of modules the file freezes (see is_frozen)
         self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
         self._without_grad: dict[int, bool] = {}
         self._receiver_classes: dict[int, cst.ClassDef | None] = {}
@@ -299,6 +300,31 @@ class SemanticModel:
             pending.extend(iter_children(node))
         self._training_summaries[id(function)] = summary
         return summary
+
+    def is_frozen(self, module: cst.BaseExpression) -> bool:
+        """Whether ``module`` (a name or an attribute) is frozen: the file calls
+        ``module.requires_grad_(False)`` (or sets ``requires_grad = False`` on each of its
+        parameters) and never switches it back. A frozen module's output has only its
+        input's history (``backbone.eval().requires_grad_(False)``, then features of it)."""
+        if self._frozen is None:
+            switches: dict[object, bool] = {}
+            for receiver, enabled in self.records.grad_switches:
+                for key in self._module_keys(receiver):
+                    switches[key] = switches.get(key, False) or enabled
+            self._frozen = {key for key, enabled in switches.items() if not enabled}
+        if not self._frozen:
+            return False
+        if isinstance(module, cst.Attribute) and module.attr.value == "forward":
+            module = module.value
+        return any(key in self._frozen for key in self._module_keys(module))
+
+    def _module_keys(self, expr: cst.BaseExpression) -> list[object]:
+        """A module by name: each binding of a name, or an attribute's name (``self.backbone``)."""
+        if isinstance(expr, cst.Name):
+            return [id(binding) for binding in self.bindings_of(expr)]
+        if isinstance(expr, cst.Attribute):
+            return [f".{expr.attr.value}"]
+        return []
 
     def is_optimizer(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is shown to be an optimizer (``solver = torch.optim.LBFGS(...)``)."""

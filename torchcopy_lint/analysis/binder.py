@@ -27,7 +27,7 @@ from torchcopy_lint.analysis.bindings import (
     Scope,
     ScopeKind,
 )
-from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
 from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS
 
@@ -358,7 +358,7 @@ class Binder:
                 for binding in self.lookup(target.target.value.value):
                     iterable = binding.value if binding.kind is BindingKind.LOOP_TARGET else None
                     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("parameters", "named_parameters"):
-                        self.records.grad_switches.append((_module_of(iterable.func.value), not _is_false_literal(node.value)))
+                        self.records.grad_switches.append((_module_of(iterable.func.value), not is_false(node.value)))
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation
@@ -567,7 +567,7 @@ class Binder:
             self.records.hooks.append(HookRegistration(roles, positional[0].value, node))
         if method == "requires_grad_":
             flag = keyword_arg(node, "requires_grad") or (node.args[0] if node.args else None)
-            self.records.grad_switches.append((_module_of(func.value), not _is_false_literal(flag.value if flag is not None else None)))
+            self.records.grad_switches.append((_module_of(func.value), not is_false(flag.value if flag is not None else None)))
         if method in self._method_names:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
 
@@ -639,10 +639,6 @@ class Records:
 
 
 # -- helpers -----------------------------------------------------------------------------
-
-def _is_false_literal(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
-
 
 def _module_of(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``backbone`` for ``backbone.eval().to(device)``: the module a chain of its

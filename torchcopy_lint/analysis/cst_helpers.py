@@ -125,3 +125,13 @@ def writes_in_place(node: cst.CSTNode, name: str) -> bool:
                     return True
         pending.extend(iter_children(current))
     return False
+
+
+def is_true(expr: cst.BaseExpression | None) -> bool:
+    """The literal ``True``."""
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def is_false(expr: cst.BaseExpression | None) -> bool:
+    """The literal ``False``."""
+    return isinstance(expr, cst.Name) and expr.value == "False"

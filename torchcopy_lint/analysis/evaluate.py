@@ -25,7 +25,7 @@ from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, FunctionInfo
 from torchcopy_lint.analysis.memo import CycleSafeMemo
-from torchcopy_lint.analysis.cst_helpers import dotted_name, is_basic_index, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_basic_index, is_false, is_true, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.values import (
     ARRAY,
     NONE,
@@ -110,14 +110,6 @@ def without_alias(value: Value) -> Value:
         element = without_alias(value.element) if value.element is not None else None
         return value.with_(alias=None, element=element, items=items)
     return value.with_(alias=None)
-
-
-def _is_false(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
-
-
-def _is_true(expr: cst.BaseExpression | None) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _requires_grad_flag(call: cst.Call) -> cst.BaseExpression | None:
@@ -811,7 +803,7 @@ class Evaluator:
             flag = _requires_grad_flag(call)
             if flag is None and len(positional) > 1:
                 flag = positional[1].value
-            return tensor(Grad.NO, "an nn.Parameter with requires_grad=False") if _is_false(flag) else PARAMETER
+            return tensor(Grad.NO, "an nn.Parameter with requires_grad=False") if is_false(flag) else PARAMETER
         if qualname in api.BUFFER_CLASSES:
             return tensor(Grad.NO, "a buffer")
         if qualname in api.LEGACY_CONSTRUCTORS:
@@ -830,7 +822,7 @@ class Evaluator:
             alias = Alias(AliasHow.MAYBE if qualname != "torch.from_numpy" else AliasHow.SAME, first, source, call) if first is not None else None
             return tensor(Grad.NO, alias=alias)
         if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
-            return tensor(Grad.LEAF, "requires_grad=True") if _is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+            return tensor(Grad.LEAF, "requires_grad=True") if is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
         if api.is_tensor_function(qualname):
             values = []
             for argument in call.args:
@@ -870,9 +862,9 @@ class Evaluator:
             # ``grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)``
             flag = keyword_arg(call, "create_graph")
             create_graph = flag.value if flag is not None else positional[4] if len(positional) > 4 else None
-            if create_graph is None or _is_false(create_graph):
+            if create_graph is None or is_false(create_graph):
                 return container(tensor(Grad.NO, "a gradient from autograd.grad"))
-            if _is_true(create_graph):
+            if is_true(create_graph):
                 # Gradients with a graph of their own (gradient penalties, MAML's inner step).
                 return container(tensor(Grad.NO if off else Grad.GRAPH, "a gradient made with create_graph=True"))
             return container(tensor(Grad.UNKNOWN, "a gradient from autograd.grad"))
@@ -1012,10 +1004,10 @@ class Evaluator:
         if method == "detach_":
             return receiver.with_(grad=Grad.NO, why=None)
         if method in api.NEW_TENSOR_METHODS:
-            return tensor(Grad.LEAF, "requires_grad=True") if _is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+            return tensor(Grad.LEAF, "requires_grad=True") if is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
         if method == "requires_grad_":
             flag = call.args[0].value if call.args else None
-            return receiver.with_(grad=Grad.NO, why=None) if _is_false(flag) else receiver.with_(grad=Grad.LEAF, why="requires_grad_()")
+            return receiver.with_(grad=Grad.NO, why=None) if is_false(flag) else receiver.with_(grad=Grad.LEAF, why="requires_grad_()")
         if method in api.VIEW_METHODS:
             return receiver.with_(alias=_view_alias(receiver, source))
         if method in api.VIEW_SEQUENCE_METHODS:
@@ -1027,7 +1019,7 @@ class Evaluator:
             if method == "type" and not call.args:
                 return SCALAR  # the type's name
             copy = keyword_arg(call, "copy")
-            if copy is not None and _is_true(copy.value):
+            if copy is not None and is_true(copy.value):
                 return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
             return tensor(derived(receiver.grad, off), receiver.why, Alias(AliasHow.MAYBE, source, receiver, call), receiver.loss)
         pair = self._values_and_indices(receiver, method, [argument for argument in call.args if argument.keyword is None], call, off)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false
 from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRAD_SETTING
 from torchcopy_lint.analysis.torch_names import TorchNames
 
@@ -67,13 +67,13 @@ class GradModeTracker:
         name = self.names.torch_qualname(expr)
         if name in GRAD_DISABLING:
             # inference_mode(False) / inference_mode(mode=False) does not disable anything.
-            if call_args and _is_false(call_args[0].value):
+            if call_args and is_false(call_args[0].value):
                 return None
             return True
         if name in GRAD_ENABLING:
             return False
         if name in GRAD_SETTING and call_args:
-            if _is_false(call_args[0].value):
+            if is_false(call_args[0].value):
                 return True
             if isinstance(call_args[0].value, cst.Name) and call_args[0].value.value == "True":
                 return False
@@ -172,10 +172,6 @@ def _is_function_forward(node: cst.FunctionDef) -> bool:
     )
 
 
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
-
-
 class RequiresGradSwitches:
     """Walk participant: tensors whose ``requires_grad`` was switched off in this function.
 
@@ -195,11 +191,11 @@ class RequiresGradSwitches:
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
-                self._switch(target.target.value, off=_is_false(node.value))
+                self._switch(target.target.value, off=is_false(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
-            self._switch(node.func.value, off=bool(node.args) and _is_false(node.args[0].value))
+            self._switch(node.func.value, off=bool(node.args) and is_false(node.args[0].value))
 
     def _switch(self, owner: cst.BaseExpression, off: bool) -> None:
         dotted = dotted_name(owner)

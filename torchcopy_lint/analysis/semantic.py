@@ -19,9 +19,9 @@ from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import string_value
-from torchcopy_lint.analysis.evaluate import Evaluator, without_history
+from torchcopy_lint.analysis.evaluate import Evaluator
 from torchcopy_lint.analysis.torch_names import TorchNames
-from torchcopy_lint.analysis.values import ARRAY, NONE, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
+from torchcopy_lint.analysis.values import ARRAY, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
 _DISPATCH_DEPTH = 3  # names followed back (a parameter to its arguments, a name to its value) from a dispatched name to its strings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, keyword_arg, positional_args, short_code
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_false, is_true, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.analysis.values import Kind
 from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES
@@ -142,13 +142,13 @@ class TensorCopyConstruct(Checker):
             expr = method_call(expr, "to", tuple(keyword(name, value) for name, value in given.items()))
         pin = keyword_arg(node, "pin_memory")
         if pin is not None:
-            if _is_true(pin.value):
+            if is_true(pin.value):
                 expr = method_call(expr, "pin_memory")  # before requires_grad_(): the result stays a leaf
-            elif not _is_false(pin.value):
+            elif not is_false(pin.value):
                 return None
         flag = keyword_arg(node, "requires_grad")
-        if flag is not None and not _is_false(flag.value):
-            expr = method_call(expr, "requires_grad_", () if _is_true(flag.value) else (cst.Arg(flag.value),))
+        if flag is not None and not is_false(flag.value):
+            expr = method_call(expr, "requires_grad_", () if is_true(flag.value) else (cst.Arg(flag.value),))
         return expr
 
     def _stack(self, display: cst.List | cst.Tuple) -> tuple[cst.Call, tuple[str, ...]]:
@@ -175,11 +175,11 @@ class TensorCopyConstruct(Checker):
         if given:
             suffix += f".to({', '.join(f'{name}={value}' for name, value in given.items())})"
         pin = keyword_arg(node, "pin_memory")
-        if pin is not None and _is_true(pin.value):
+        if pin is not None and is_true(pin.value):
             suffix += ".pin_memory()"
         flag = keyword_arg(node, "requires_grad")
-        if flag is not None and not _is_false(flag.value):
-            suffix += ".requires_grad_()" if _is_true(flag.value) else f".requires_grad_({code_of(flag.value)})"
+        if flag is not None and not is_false(flag.value):
+            suffix += ".requires_grad_()" if is_true(flag.value) else f".requires_grad_({code_of(flag.value)})"
         return suffix
 
     # -- torch.Tensor(t) / torch.FloatTensor(t) ------------------------------
@@ -209,14 +209,6 @@ class TensorCopyConstruct(Checker):
         applicability = SAFE if self.ctx.tensors.kind(receiver) is YES else UNSAFE
         fix = self._fix(node, detach_clone(data), applicability, like=receiver) if dotted_name(receiver) is not None else None
         self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node, like=like)}")
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

@@ -26,7 +26,7 @@ from typing import Callable
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, keyword_arg, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, is_true, keyword_arg, positional_args
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
 from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS
@@ -71,10 +71,6 @@ class Pending:
     origin: Origin
     target: str
 
-
-
-def _is_true(node: cst.Arg | None) -> bool:
-    return node is not None and isinstance(node.value, cst.Name) and node.value.value == "True"
 
 
 def _store_context(parents: list[cst.CSTNode], node: cst.CSTNode) -> bool:
@@ -226,7 +222,8 @@ class MaybeAliasWrite(Checker):
             return
         qualname = self.ctx.names.torch_qualname(value.func)
         args = positional_args(value)
-        if qualname not in NUMPY_SOURCED or not args or not isinstance(args[0].value, cst.Name) or _is_true(keyword_arg(value, "copy")):
+        copy = keyword_arg(value, "copy")
+        if qualname not in NUMPY_SOURCED or not args or not isinstance(args[0].value, cst.Name) or (copy is not None and is_true(copy.value)):
             return
         array = args[0].value
         if qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY:

@@ -82,12 +82,23 @@ class ResultCache:
         self._directory = directory
         self._entries: dict[str, list[object]] = {}
         self._dirty = False
+        self._folders: dict[str, str] = {}  # a folder as named -> resolved (once per folder)
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 self._entries = data
         except (OSError, ValueError):
             pass
+
+    def _key(self, path: Path) -> str:
+        """The file's resolved absolute path, as ``absolute(path)``, resolving each folder once
+        (``resolve()`` of every file was the largest cost of a warm run)."""
+        folder, name = os.path.split(os.path.abspath(path))
+        resolved = self._folders.get(folder)
+        if resolved is None:
+            resolved = self._folders[folder] = str(absolute(Path(folder)))
+        key = os.path.join(resolved, name)
+        return str(absolute(Path(key))) if os.path.islink(key) else key
 
     @staticmethod
     def _stamp(path: Path) -> tuple[int, int] | None:
@@ -102,7 +113,7 @@ class ResultCache:
 
         An entry of the wrong shape (valid JSON someone else wrote) is dropped, never fatal.
         """
-        key = str(absolute(path))
+        key = self._key(path)
         entry = self._entries.get(key)
         stamp = self._stamp(path)
         if entry is None or stamp is None:
@@ -122,7 +133,7 @@ class ResultCache:
     def put(self, path: Path, findings: list[Finding]) -> None:
         stamp = self._stamp(path)
         if stamp is not None:
-            self._entries[str(absolute(path))] = [*stamp, [finding.to_dict() for finding in findings]]
+            self._entries[self._key(path)] = [*stamp, [finding.to_dict() for finding in findings]]
             self._dirty = True
 
     def save(self) -> None:

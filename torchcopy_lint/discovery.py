@@ -75,6 +75,7 @@ class IgnoreFiles:
         self.floor = lexical_absolute(floor) if floor is not None else None
         self._repository: dict[Path, Path | None] = {}
         self._layers: dict[Path, tuple[PathPatterns, ...]] = {}
+        self._layers_by_name: dict[str, tuple[PathPatterns, ...]] = {}  # the same, by folder name (no pathlib per file)
 
     def repository(self, folder: Path) -> Path | None:
         """The root of the git repository holding ``folder``, if any."""
@@ -104,7 +105,11 @@ class IgnoreFiles:
         return found
 
     def ignored(self, path: Path, *, is_dir: bool) -> bool:
-        for patterns in reversed(self.layers(lexical_absolute(path).parent)):
+        folder = os.path.dirname(os.path.abspath(path))
+        layers = self._layers_by_name.get(folder)
+        if layers is None:
+            layers = self._layers_by_name[folder] = self.layers(Path(folder))
+        for patterns in reversed(layers):
             verdict = patterns.check(path, is_dir=is_dir)
             if verdict is not None:
                 return verdict

@@ -9,9 +9,18 @@ matches a folder matches everything in it; ``!pattern`` re-includes.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
+from fnmatch import translate
 from functools import cached_property
 from pathlib import Path
+
+# A pattern of one name, with ``*`` and ``?`` at most (``build``, ``*.egg-info``): it matches
+# a path where any component matches it (gitignore: a name at any depth, and all below a
+# matching folder). Every other pattern goes to ``pathspec``.
+_NAME_PATTERN = re.compile(r"[^/\\\[\]!#\s]+")
+_WILDCARD = re.compile(r"[*?]")
+_NOT_NAMES = frozenset({"", ".", ".."})
 
 
 def lexical_absolute(path: Path | str) -> Path:
@@ -19,12 +28,21 @@ def lexical_absolute(path: Path | str) -> Path:
     return Path(os.path.abspath(path))
 
 
-def relative_to_root(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` in posix form, or as given (posix) when outside it."""
-    try:
-        return lexical_absolute(path).relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+def relative_to_root(path: Path | str, root: Path) -> str:
+    """``path`` relative to ``root`` in posix form, or as given (posix) when outside it.
+
+    String operations, not ``PurePath.relative_to``: discovery asks this of every file and
+    folder it walks, and pathlib's parsing was a third of a warm run's time."""
+    absolute = os.path.abspath(path)
+    top = str(root)
+    if absolute == top:
+        return "."
+    prefix = top if top.endswith(os.sep) else top + os.sep
+    if absolute.startswith(prefix):
+        relative = absolute[len(prefix):]
+    else:
+        relative = os.fspath(path)
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
 
 
 class PathPatterns:
@@ -33,6 +51,13 @@ class PathPatterns:
     def __init__(self, patterns: Iterable[str], root: Path) -> None:
         self.patterns = tuple(patterns)
         self.root = root
+        # Only single names (the default excludes): matched per component, without pathspec.
+        self._names: frozenset[str] | None = None
+        self._wildcards: re.Pattern[str] | None = None
+        if all(_NAME_PATTERN.fullmatch(pattern) for pattern in self.patterns):
+            self._names = frozenset(pattern for pattern in self.patterns if not _WILDCARD.search(pattern))
+            wildcards = [translate(pattern) for pattern in self.patterns if _WILDCARD.search(pattern)]
+            self._wildcards = re.compile("|".join(wildcards)) if wildcards else None
 
     @cached_property
     def _spec(self) -> "pathspec.GitIgnoreSpec":  # noqa: F821 - imported on first use
@@ -49,6 +74,12 @@ class PathPatterns:
         relative = relative_to_root(path, self.root)
         if relative in ("", "."):
             return None
+        if self._names is not None:
+            parts = set(relative.split("/")) - _NOT_NAMES
+            if not self._names.isdisjoint(parts):
+                return True
+            wildcards = self._wildcards
+            return True if wildcards is not None and any(wildcards.match(part) for part in parts) else None
         return self._spec.check_file(relative + "/" if is_dir else relative).include
 
     def matches(self, path: Path, *, is_dir: bool = False) -> bool:

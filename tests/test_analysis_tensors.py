@@ -470,3 +470,23 @@ def train(model, x):
 """
     answers = probe(source, lambda ctx, expr: (ctx.grad.disabled, ctx.value(expr).has_history))
     assert answers == [(True, False), (False, False)]
+
+
+# -- functions handed to map / filter / sorted(key=) -------------------------------------
+
+def test_functions_mapped_over_iterables_get_their_elements() -> None:
+    source = """
+import torch
+def f(model, names):
+    a = list(map(lambda p: probe(p), model.parameters()))
+    b = sorted(model.parameters(), key=lambda q: probe(q).numel())
+    def g(w):
+        return probe(w)
+    c = list(filter(g, model.parameters()))
+    d = list(map(lambda n: probe(n), names))
+    e = probe(list(map(lambda p: p.clone(), model.parameters())))
+"""
+    assert kinds(source)[:4] == [YES, YES, YES, MAYBE]
+    elements = probe(source, lambda ctx, expr: ctx.value(expr).element)
+    assert elements[-1] is not None and elements[-1].is_tensor  # what the mapped function returns
+

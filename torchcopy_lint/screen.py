@@ -826,6 +826,10 @@ class _Collector(ast.NodeVisitor):
             self._dispatches.append((name_keys, argument_keys, tuple(self._signals)))
         if callee is not None:
             self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
+            if callee == "map" and len(node.args) > 1:
+                mapped = final_name(node.args[0])  # ``map(torch.tensor, xs)`` calls torch.tensor with data
+                if mapped is not None:
+                    self._raw_calls.append((mapped, not _is_literal(node.args[1])))
             self._function_calls.append((callee, tuple(self._signals)))
             self._call_sites.append((callee, argument_keys))
             self._callbacks(callee, node, arguments, argument_keys)

@@ -129,7 +129,11 @@ class CallSite:
     when the name is a parameter of the dispatching function (``self._call("on_batch_end",
     loss)``): ``scope`` and ``grad_disabled`` are then that call's, and ``forwarded`` holds
     the positional arguments it passed for the dispatching function's ``*args`` (which the
-    dispatched call spreads)."""
+    dispatched call spreads).
+
+    A function handed to ``map``/``filter`` (or as ``key=`` to ``sorted``, ``min``, ``max``) is
+    called with the *elements* of the iterables: ``iterated`` is set and ``offset`` is -1 for
+    ``map(f, xs)`` (``xs`` is position 1 of the call, and goes to parameter 0)."""
 
     call: cst.Call
     grad_disabled: bool
@@ -137,12 +141,14 @@ class CallSite:
     scope: "Scope | None" = None  # where the call is (its function may itself run without grad)
     via: cst.Call | None = None
     forwarded: tuple[cst.Arg, ...] | None = None
+    iterated: bool = False
 
     def argument(self, index: int | None, name: str) -> cst.BaseExpression | None:
         """The expression passed for a parameter (position ``index``, called ``name``);
-        None when the call passes none, or its position is not known (after a ``*xs``)."""
+        None when the call passes none, or its position is not known (after a ``*xs``).
+        For an ``iterated`` site: the iterable whose elements the parameter gets."""
         for argument in self.call.args:
-            if argument.keyword is not None and argument.keyword.value == name:
+            if argument.keyword is not None and argument.keyword.value == name and not self.iterated:
                 return argument.value
         if index is None:
             return None

@@ -406,13 +406,19 @@ class Evaluator:
         return value
 
     def _argument(self, site: CallSite, info: FunctionInfo, index: int | None, name: str) -> Value | None:
-        """What ``site`` passes for the parameter (position ``index``, called ``name``)."""
+        """What ``site`` passes for the parameter (position ``index``, called ``name``); an
+        element of what it passes for a function mapped over iterables (``map(f, xs)``)."""
         passed = site.argument(index, name)
-        return None if passed is None else self.value(passed, site.grad_disabled)
+        if passed is None:
+            return None
+        given = self.value(passed, site.grad_disabled)
+        return element_of(given) if site.iterated else given
 
     def _rest(self, site: CallSite, start: int) -> Value | None:
         """What ``site`` passes into ``*args`` (after ``start`` named parameters): a tuple of
         the extra positional arguments; None where their positions are unknown."""
+        if site.iterated:
+            return None
         positional = [argument for argument in site.call.args if argument.keyword is None and argument.star != "**"]
         position = start - site.offset
         values: list[Value] = []
@@ -929,6 +935,10 @@ class Evaluator:
             return container(container(items=(SCALAR, element_of(first))))
         if name == "filter" and len(args) > 1:
             return container(element_of(args[1]))
+        if name == "map" and len(args) > 1:
+            # What the function returns, for the elements it is called with (see CallSite.iterated).
+            info = self.model.function_info(first.function) if first.function is not None else None
+            return container(self.returns(info) if info is not None else UNKNOWN)
         if name == "next":
             return element_of(first)
         if name in ("sum", "min", "max"):

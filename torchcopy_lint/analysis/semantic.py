@@ -18,12 +18,14 @@ from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import string_value
+from torchcopy_lint.analysis.cst_helpers import keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.evaluate import Evaluator
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Builtins that call a function they are handed with the elements of an iterable.
+_ITERATING_BUILTINS = frozenset({"builtins.map", "builtins.filter", "builtins.sorted", "builtins.min", "builtins.max"})
 _DISPATCH_DEPTH = 3  # names followed back (a parameter to its arguments, a name to its value) from a dispatched name to its strings
 _DISPATCH_STRINGS = 32  # strings a dispatched name may be, at most
 _DISPATCH_STEPS = 256  # expressions looked at for one dispatched name, at most
@@ -484,7 +486,7 @@ class SemanticModel:
                 continue
             index = next((i for i, param in enumerate(info.params) if param is binding.node), None)
             for site in info.call_sites:
-                passed = site.argument(index, binding.name)
+                passed = site.argument(index, binding.name) if not site.iterated else None
                 if passed is not None:
                     found.append((passed, site.grad_disabled))
         return found
@@ -650,7 +652,7 @@ class SemanticModel:
                     continue
                 index = next((i for i, param in enumerate(function.params) if param is binding.node), None)
                 for site in list(function.call_sites):
-                    passed = site.argument(index, binding.name)
+                    passed = site.argument(index, binding.name) if not site.iterated else None
                     if passed is not None:
                         found.extend((text, site) for text, _ in self._strings(passed, depth + 1))
             elif binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION) and not binding.path and binding.value is not None:
@@ -721,6 +723,24 @@ class SemanticModel:
                         break
             if target is not None:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
+            elif callee.qualname in _ITERATING_BUILTINS:
+                self._index_iterating_call(raw, callee.qualname, index)
+
+    def _index_iterating_call(self, raw: RawCall, builtin: str, index: Evaluator) -> None:
+        """``map(f, xs)``, ``filter(f, xs)``, ``sorted(xs, key=f)``: a local function or lambda
+        ``f`` called with the elements of ``xs`` (a call site of ``f``, see ``CallSite.iterated``)."""
+        positional = positional_args(raw.call)
+        if builtin in ("builtins.map", "builtins.filter"):
+            handed, offset = (positional[0].value if positional else None), -1
+        else:
+            key = keyword_arg(raw.call, "key")
+            handed, offset = (key.value if key is not None and positional else None), 0
+        if handed is None:
+            return
+        function = index.value(handed, raw.grad_disabled).function
+        info = self.function_info(function) if function is not None else None
+        if info is not None:
+            info.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope, iterated=True))
 
 
 def _held(container: Value) -> list[Value]:

@@ -59,6 +59,15 @@ class TensorCopyConstruct(Checker):
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = self.ctx.names.torch_qualname(node.func)
+        if callee is None and isinstance(node.func, cst.Name):
+            if self.ctx.model.is_builtin(node.func):
+                if node.func.value == "map":
+                    self._check_map(node)
+                return
+            partial = self._partial_of_tensor(node.func)
+            if partial is not None:
+                self._check_factory(node, partial)
+                return
         if callee == "torch.tensor":
             self._check_factory(node)
         elif callee in LEGACY_TYPES or (callee is None and self.ctx.names.torch_qualname_candidates(node.func) & LEGACY_TYPES):
@@ -74,29 +83,53 @@ class TensorCopyConstruct(Checker):
         keyword = keyword_arg(node, "data")
         return keyword.value if keyword is not None else None
 
-    def _check_factory(self, node: cst.Call) -> None:
+    def _partial_of_tensor(self, func: cst.Name) -> cst.Call | None:
+        """``to_tensor = functools.partial(torch.tensor, dtype=...)``: the ``partial`` call, when
+        ``func`` is bound only to one that binds keywords only (calling it calls torch.tensor)."""
+        bindings = self.ctx.model.bindings_of(func)
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call) or bindings[0].path:
+            return None
+        partial = bindings[0].value
+        if self.ctx.names.qualname(partial.func) != "functools.partial" or len(positional_args(partial)) != 1:
+            return None
+        return partial if self.ctx.names.torch_qualname(partial.args[0].value) == "torch.tensor" else None
+
+    def _check_factory(self, node: cst.Call, partial: cst.Call | None = None) -> None:
+        """``partial``: the ``functools.partial(torch.tensor, ...)`` that ``node`` calls; its
+        keywords are the options (no fix then: the call does not show them)."""
         data = self._data_arg(node)
         if data is None:
             return
+        options = partial if partial is not None else node
         call = f"`{_short(node, 60)}`"
         value = self.ctx.value(data)
         if value.is_tensor:
             # Safe where the file shows a tensor; a tensor only by its name (``model(x)``
             # of a ``model`` the file does not type) may be something else.
-            fix = self._fix(node, detach_clone(data), UNSAFE if value.guessed else SAFE)
-            self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node)}")
+            fix = self._fix(node, detach_clone(data), UNSAFE if value.guessed else SAFE) if partial is None else None
+            self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(options)}")
         elif isinstance(data, (cst.List, cst.Tuple)) and self._all_tensors(data):
             stacked = _stacked(data)
             stacked = stacked if len(stacked) <= 60 else "torch.stack([...])"
             # Unsafe: equal only for zero-dimensional elements of one dtype on the default
             # device (the stack stays on the elements' device; one-element vectors add a dimension).
             stack, imports = self._stack(data)
-            fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports)
-            self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(node)}")
+            fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports) if partial is None else None
+            self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(options)}")
         elif value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor and not isinstance(data, (cst.List, cst.Tuple)):
             # A list of tensors built elsewhere (appended in a loop, a comprehension): no fix,
             # the file does not show the list's shape.
-            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){self._options(node)}")
+            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){self._options(options)}")
+
+    def _check_map(self, node: cst.Call) -> None:
+        """``map(torch.tensor, xs)`` over tensors: each element copy-constructed."""
+        positional = positional_args(node)
+        if len(positional) != 2 or self.ctx.names.torch_qualname(positional[0].value) != "torch.tensor":
+            return
+        iterable = positional[1].value
+        element = self.ctx.value(iterable).element
+        if element is not None and element.is_tensor:
+            self.report(node, call=f"`{_short(node, 60)}` over tensors", effect=EFFECT_COPY, instead=f"[t.detach().clone() for t in {_short(iterable)}]")
 
     def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
         if not display.elements:

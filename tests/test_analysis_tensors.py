@@ -490,3 +490,37 @@ def f(model, names):
     elements = probe(source, lambda ctx, expr: ctx.value(expr).element)
     assert elements[-1] is not None and elements[-1].is_tensor  # what the mapped function returns
 
+
+
+# -- narrowing of the bindings that skipped an if body --------------------------------------
+
+def test_bindings_that_skipped_a_rebinding_body_keep_the_else_narrowing() -> None:
+    source = """
+import torch
+def a(val: torch.Tensor):
+    if torch.is_tensor(val):
+        val = val.item()
+    probe(val)
+def b(val: torch.Tensor):
+    if isinstance(val, torch.Tensor):
+        val = val * 2
+    probe(val)
+def c(val: torch.Tensor, flag):
+    if torch.is_tensor(val):
+        if flag:
+            val = val.item()
+    probe(val)
+def d(val: torch.Tensor):
+    if torch.is_tensor(val):
+        val = val.item()
+    val = val + torch.ones(1)
+    probe(val)
+def e(val):
+    if torch.is_tensor(val):
+        val = val.item()
+    probe(val)
+"""
+    # a: the item (a known tensor never skips the body); b: the body's tensor; c: the body
+    # may keep the tensor; d: bound again after the if; e: the item, or what the test said
+    # was no tensor (a number or some object: "maybe" when joined).
+    assert kinds(source) == [NO, YES, YES, YES, MAYBE]

@@ -467,7 +467,11 @@ class Binder:
                 reaching.clear()
                 reaching.update(branch.before)
             else:
+                rebound = self._rebound_under_test(node, branch.before, reaching)
                 _union_into(reaching, branch.before)
+                if rebound is not None and self._guards:
+                    self._narrowing.append(rebound)
+                    self._guards[-1].append(rebound)
             return
         orelse_leaves = isinstance(node.orelse, cst.Else) and _ends_flow(node.orelse.body)
         if _ends_flow(node.body):
@@ -502,6 +506,21 @@ class Binder:
         guard = (narrowed[0], narrowed[2])
         self._narrowing.append(guard)
         self._guards[-1].append(guard)
+
+    @staticmethod
+    def _rebound_under_test(node: cst.If, before: dict[str, tuple[Binding, ...]], after_body: dict[str, tuple[Binding, ...]]) -> tuple[str, object] | None:
+        """``if torch.is_tensor(val): val = val.item()`` (no else): after the ``if``, the
+        bindings of ``val`` from before it arrive only through the skipped body, where the
+        test was false; a narrowing for those bindings only (``AFTER_SKIPPED``, see
+        SemanticModel.narrowing_of_bindings), until ``val`` is bound again."""
+        narrowed = _isinstance_test(node.test)
+        if narrowed is None or narrowed[2] is None or ELEMENT in narrowed[2]:  # type: ignore[operator]
+            return None
+        name = narrowed[0]
+        earlier = before.get(name, ())
+        if not earlier or any(binding in after_body.get(name, ()) for binding in earlier):
+            return None  # not rebound on every path through the body
+        return (name, (AFTER_SKIPPED, frozenset(id(binding) for binding in earlier), narrowed[2]))
 
     def _end_guards(self, name: str) -> None:
         for guards in self._guards:
@@ -789,6 +808,9 @@ def _constant_element_of(node: cst.BaseExpression) -> cst.Name | None:
 
 # Marks a narrowing of a container's elements (``isinstance(xs[0], T)``), not of the name.
 ELEMENT = "element"
+# Marks a narrowing of some of a name's bindings: those that skipped an ``if`` body that
+# rebinds the name (see Binder._rebound_under_test).
+AFTER_SKIPPED = "after a skipped body"
 
 
 # Predicates that hold exactly for tensors (torch.is_tensor, torch.overrides.is_tensor_like).

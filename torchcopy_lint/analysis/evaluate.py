@@ -267,7 +267,20 @@ class Evaluator:
                 return Value(Kind.CALLABLE, qualname=f"builtins.{expr.value}")
             # Undefined here (a star import, a global set elsewhere): its name may tell.
             return (_named_like(expr.value) if self.model.names.imports_torch else None) or UNKNOWN
-        value = join_all([self.binding_value(binding) for binding in bindings])
+        skipped = self.model.narrowing_of_bindings(expr)
+        if skipped is None:
+            value = join_all([self.binding_value(binding) for binding in bindings])
+        else:
+            ids, narrowed = skipped
+            values = []
+            for binding in bindings:
+                found = self.binding_value(binding)
+                if id(binding) in ids:
+                    if narrowed.kind is not Kind.TENSOR and found.kind is Kind.TENSOR and not found.guessed:
+                        continue  # a known tensor never skips ``if torch.is_tensor(x):``
+                    found = _narrow(found, narrowed)
+                values.append(found)
+            value = join_all(values) if values else narrowed
         element = self.model.narrowed_element(expr)
         if element is not None and value.kind is Kind.CONTAINER:
             held = value.element
@@ -276,11 +289,7 @@ class Evaluator:
             items = None if value.items is None else tuple(element for _ in value.items)
             return replace(value, element=element, items=items)
         narrowed = self.model.narrowing(expr)
-        if narrowed is None or (value.kind is narrowed.kind and not value.guessed):
-            return value  # the test says nothing new (the bound value knows more)
-        if narrowed.kind is Kind.TENSOR:
-            return tensor(value.grad, value.why, value.alias)
-        return narrowed
+        return value if narrowed is None else _narrow(value, narrowed)
 
     def _binding_value(self, binding: Binding) -> Value:
         passed = self._arguments.get(id(binding))
@@ -1201,6 +1210,15 @@ def _loader(guessed: bool = False) -> Value:
 def _param_groups() -> Value:
     params = container(tensor(Grad.LEAF, "a parameter of an optimizer's param_groups"))
     return container(Value(Kind.CONTAINER, element=UNKNOWN, fields=(("params", params),)))
+
+
+def _narrow(value: Value, narrowed: Value) -> Value:
+    """``value`` where an ``isinstance`` test says it is ``narrowed``."""
+    if value.kind is narrowed.kind and not value.guessed:
+        return value  # the test says nothing new (the bound value knows more)
+    if narrowed.kind is Kind.TENSOR:
+        return tensor(value.grad, value.why, value.alias)
+    return narrowed
 
 
 def _named_like(name: str) -> Value | None:

@@ -2,7 +2,8 @@
 
 A region starts at ``with torch.no_grad():`` (or ``torch.inference_mode()``,
 ``torch.set_grad_enabled(False)``, or a name bound to one: ``ctx = torch.no_grad()``
-then ``with ctx:``) and at a function decorated with one of them; a statement
+then ``with ctx:``) and at a function decorated with one of them (also by hand, later in
+the file: ``f = torch.no_grad()(f)``); a statement
 ``torch.set_grad_enabled(False)`` switches recording off for the rest of the region it
 is in (``True`` back on), as it does at run time until the enclosing ``with`` exits;
 ``torch.enable_grad()`` inside such a region turns recording back on. A nested
@@ -141,10 +142,13 @@ class GradModeTracker:
         # ``torch.autograd.Function.forward(ctx, ...)`` always runs with grad disabled, and
         # so does a function that is only ever called with grad off (the model's call sites).
         state = _is_function_forward(node) or (self.model is not None and self.model.runs_without_grad(self.model.scope_of(node)))
-        for decorator in node.decorators:
-            mode = self.mode_of(decorator.decorator)
+        wrappers = [decorator.decorator for decorator in node.decorators]
+        if self.model is not None:
+            wrappers += self.model.wrappers_of(node)  # ``f = torch.no_grad()(f)`` later in the file
+        for wrapper in wrappers:
+            mode = self.mode_of(wrapper)
             if mode is None:
-                mode = self._local_decorator(decorator.decorator)
+                mode = self._local_decorator(wrapper)
             if mode is not None:
                 state = mode
         self._stack.append(state)

@@ -16,7 +16,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
+from torchcopy_lint.analysis.binder import AFTER_SKIPPED, ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.evaluate import Evaluator
@@ -118,6 +118,23 @@ class SemanticModel:
         """A Python builtin (``len``, ``list``), not shadowed by anything the module binds."""
         return name.value in _BUILTIN_NAMES and not self.bindings_of(name)
 
+    def wrappers_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """Decorators applied by hand: ``f = torch.no_grad()(f)`` gives ``torch.no_grad()``
+        (each rebinding of the function's name to a call of something on the function)."""
+        scope = self.scope_of(function)
+        outer = scope.parent if scope is not None else None
+        if outer is None:
+            return []
+        found = []
+        for binding in outer.every.get(function.name.value, ()):
+            value = binding.value
+            if binding.kind is not BindingKind.ASSIGNMENT or binding.path or not isinstance(value, cst.Call) or len(value.args) != 1:
+                continue
+            argument = value.args[0].value
+            if isinstance(argument, cst.Name) and any(reaching.node is function for reaching in self.bindings_of(argument)):
+                found.append(value.func)
+        return found
+
     def scope_of(self, node: cst.CSTNode) -> Scope | None:
         """The scope ``node`` (a module, class, function, lambda or comprehension) opens."""
         return self.records.scopes.get(id(node))
@@ -157,15 +174,25 @@ class SemanticModel:
         something that is no tensor for ``isinstance(x, (int, SymInt))`` or the else branch
         of a tensor test; None where the test says nothing."""
         found = self.records.narrowed.get(id(name))
-        if found is None or ELEMENT in found:  # type: ignore[operator]
+        if found is None or ELEMENT in found or found[0] == AFTER_SKIPPED:  # type: ignore[operator,index]
             return None
         return self._narrowed(*found)  # type: ignore[misc]
+
+    def narrowing_of_bindings(self, name: cst.Name) -> tuple[frozenset[int], Value] | None:
+        """``val`` after ``if torch.is_tensor(val): val = val.item()``: the bindings (by id)
+        that reach it only where the test was false, and what they are there (no tensor)."""
+        found = self.records.narrowed.get(id(name))
+        if found is None or found[0] != AFTER_SKIPPED:  # type: ignore[index]
+            return None
+        _, ids, kind = found  # type: ignore[misc]
+        narrowed = self._narrowed(*kind)
+        return (ids, narrowed) if narrowed is not None else None
 
     def narrowed_element(self, name: cst.Name) -> Value | None:
         """What a container's elements are where ``isinstance(xs[0], T)`` guards ``xs``
         (the test of one element speaks for all: elements are joined anyway)."""
         found = self.records.narrowed.get(id(name))
-        if found is None or ELEMENT not in found:  # type: ignore[operator]
+        if found is None or found[0] == AFTER_SKIPPED or ELEMENT not in found:  # type: ignore[operator,index]
             return None
         return self._narrowed(*found[:2])  # type: ignore[index]
 

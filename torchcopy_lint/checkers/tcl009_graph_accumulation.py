@@ -301,11 +301,20 @@ class GraphAccumulation(Checker):
             root = _root_name(target)
             if root is None or not self._outlives_call(root, info):
                 continue
-            read = {name.value for name in _name_nodes(value)}
+            names = _name_nodes(value)
             for index, param in enumerate(params[first:], start=first):
-                if param.name.value in read:
+                if any(name.value == param.name.value and self._holds_argument(name, param) for name in names):
                     found.append((index, _accumulator_key(target) or root.value, node))
         return found
+
+    def _holds_argument(self, name: cst.Name, param: cst.Param) -> bool:
+        """Whether ``name`` may still hold what was passed for ``param``, as it was passed: not
+        after ``val = val.item()``, nor after ``if torch.is_tensor(val): val = val.item()``."""
+        bindings = [binding for binding in self.ctx.bindings_of(name) if binding.kind is BindingKind.PARAMETER and binding.node is param]
+        if not bindings:
+            return False
+        skipped = self.ctx.model.narrowing_of_bindings(name)
+        return skipped is None or id(bindings[0]) not in skipped[0] or skipped[1].kind is Kind.TENSOR
 
     def _outlives_call(self, root: cst.Name, info: FunctionInfo) -> bool:
         """``self.x``, a global or a closure variable, or the caller's container: not the call's own."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.values import Grad, Kind
+from torchcopy_lint.analysis.values import Grad, Kind, Value
 
 if TYPE_CHECKING:
     from torchcopy_lint.context import FileContext
@@ -57,9 +57,16 @@ class TensorFacts:
 
     def leaf_grad_evidence(self, expr: cst.BaseExpression) -> str | None:
         value = self._ctx.value(expr)
-        if value.kind is not Kind.TENSOR or value.grad is not Grad.LEAF or self._ctx.switches.switched_off(expr):
+        if value.kind is not Kind.TENSOR or value.grad is not Grad.LEAF or self._switched_off(expr, value):
             return None
         return value.why or "a leaf that requires grad"
 
     def grad_switched_off(self, expr: cst.BaseExpression) -> bool:
-        return self._ctx.switches.switched_off(expr)
+        """Whether ``expr``'s ``requires_grad`` was switched off earlier in this function: on
+        itself (``w.requires_grad_(False)``) or, for a parameter of ``m.parameters()``, on its
+        module (``m.requires_grad_(False)``)."""
+        return self._switched_off(expr, self._ctx.value(expr))
+
+    def _switched_off(self, expr: cst.BaseExpression, value: Value) -> bool:
+        switches = self._ctx.switches
+        return switches.switched_off(expr) or (value.grad is Grad.LEAF and value.owner is not None and switches.switched_off(value.owner))

@@ -19,6 +19,7 @@ from torchcopy_lint.analysis.cst_helpers import positional_args, short_code, wri
 from torchcopy_lint.analysis.keeping import Kept, Way, kept_as
 from torchcopy_lint.analysis.naming import is_snapshot_name
 from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS
+from torchcopy_lint.analysis.values import Grad
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_then_clone, keep_parens
@@ -75,8 +76,8 @@ class GraphAttachedSnapshot(Checker):
         if source is None or self.ctx.grad.disabled:
             return
         value = self.ctx.value(source)
-        if not value.requires_grad:
-            return
+        if not value.requires_grad or (value.grad is Grad.LEAF and self.ctx.tensors.grad_switched_off(source)):
+            return  # ``model.requires_grad_(False)`` just before: the clone records nothing
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
         if kept is None:
             return

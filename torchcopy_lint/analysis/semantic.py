@@ -18,7 +18,7 @@ from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.binder import AFTER_SKIPPED, ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.evaluate import Evaluator
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
@@ -264,6 +264,8 @@ class SemanticModel:
         info = self.function_of_scope(scope) if scope is not None else None
         if info is None:
             return False
+        if self._called_by_framework_without_grad(info):
+            return True
         sites = [*info.call_sites, *info.indirect_calls]
         if not sites:
             # A lambda nothing calls by a name is handed to a call where it is written
@@ -413,6 +415,20 @@ class SemanticModel:
         if kind is Kind.TENSOR:
             return tensor()
         return Value(kind, cls=node)
+
+    def _called_by_framework_without_grad(self, info: FunctionInfo) -> bool:
+        """A method a framework calls under ``no_grad`` (``validation_step`` of a
+        ``LightningModule``, ``_forward`` of a transformers ``Pipeline``: see
+        ``torch_api.NO_GRAD_OVERRIDES``), in a class deriving from that base by its name."""
+        if info.cls is None or not isinstance(info.node, cst.FunctionDef):
+            return False
+        method = info.node.name.value
+        for cls in self._class_chain(info.cls.node):
+            for base in cls.node.bases:
+                name = dotted_name(base.value) if base.keyword is None else None
+                if name is not None and method in api.NO_GRAD_OVERRIDES.get(name.rsplit(".", 1)[-1], ()):
+                    return True
+        return False
 
     def _class_chain(self, node: cst.ClassDef) -> list[ClassInfo]:
         """The class and its bases defined in this module, in method resolution order (roughly)."""

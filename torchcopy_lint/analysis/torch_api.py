@@ -386,6 +386,19 @@ OPTIMIZER_PARAM_GROUPS = "param_groups"  # a list of dicts whose "params" entry 
 OPTIMIZER_STEP_METHODS = _words("step")
 
 
+# -- frameworks built on torch --------------------------------------------------------
+# Methods a framework calls with grad disabled, by the name of the base class they override:
+# Lightning runs its evaluation and prediction loops under ``torch.no_grad()`` or
+# ``torch.inference_mode()`` (``loops/utilities.py: _no_grad_context``), transformers'
+# ``Pipeline.forward`` runs ``_forward`` inside ``self.get_inference_context()``.
+NO_GRAD_OVERRIDES: dict[str, frozenset[str]] = {
+    "LightningModule": _words(
+        "validation_step test_step predict_step on_validation_batch_end on_test_batch_end on_predict_batch_end "
+        "on_validation_epoch_end on_test_epoch_end"
+    ),
+    "Pipeline": _words("_forward"),
+}
+
 # -- what the structural pre-screen looks for (torchcopy_lint/screen.py) ---------------
 
 

@@ -150,3 +150,10 @@ with torch.no_grad():
 """
     answers = probe(source, lambda ctx, expr: (ctx.grad.disabled, ctx.grad.outer_disabled))
     assert answers == [(False, False), (False, True), (False, False)]
+
+
+def test_module_names_include_distillation_roles() -> None:
+    from torchcopy_lint.analysis.naming import is_module_name
+
+    assert all(is_module_name(name) for name in ("teacher", "student", "self_teacher", "student_model", "netG", "policy_net"))
+    assert not any(is_module_name(name) for name in ("teacher_name", "num_students", "model_cfg", "student_count", "model_dim", "encoder_size"))

@@ -253,6 +253,20 @@ def test_parameter_attributes_and_iterators_give_parameters() -> None:
     assert state["weight"].data_ptr() == module.weight.data_ptr()  # a state dict aliases the weights
 
 
+@pytest.mark.parametrize("qualname", sorted(api.PARAMETER_LIST_CLASSES | api.PARAMETER_DICT_CLASSES))
+def test_parameter_containers_hold_parameters(qualname: str) -> None:
+    cls = resolve(qualname)
+    assert issubclass(cls, torch.nn.Module)
+    if qualname in api.PARAMETER_LIST_CLASSES:
+        held = cls([torch.nn.Parameter(torch.zeros(1))])
+        assert isinstance(held[0], torch.nn.Parameter) and all(isinstance(p, torch.nn.Parameter) for p in held)
+    else:
+        held = cls({"a": torch.nn.Parameter(torch.zeros(1))})
+        assert list(held) == ["a"]  # iterating gives the keys
+        assert isinstance(held["a"], torch.nn.Parameter) and all(isinstance(p, torch.nn.Parameter) for p in held.values())
+        assert all(isinstance(p, torch.nn.Parameter) for _, p in held.items())
+
+
 def test_hook_tables_name_real_registration_methods() -> None:
     assert sorted(name for name in api.MODULE_HOOKS if not hasattr(torch.nn.Module, name)) == []
     assert sorted(name for name in api.TENSOR_HOOKS if not hasattr(torch.Tensor, name)) == []

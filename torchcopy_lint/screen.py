@@ -162,6 +162,7 @@ class Event:
     in_loop: bool = False  # inside a ``for``/``while`` loop of that same function
     local_target: bool = False  # an accumulation into the function's own local (not a parameter, ``self.x`` or a global)
     root: str | None = None  # a write's: the key of the plain name whose storage it changes (``d`` of ``d[0]``, ``d.view(-1)``, ``d.data``), if it is one
+    by_argument: bool = False  # a write a function makes to an argument (``init.zeros_(w)``, ``out=y``, ``np.copyto(a, v)``), not through the written object itself
 
 
 @dataclass
@@ -604,9 +605,9 @@ class _Collector(ast.NodeVisitor):
         for key in self._target_keys(target):
             self._flow(key, sources)
 
-    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None, root: str | None = None) -> None:
+    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None, root: str | None = None, by_argument: bool = False) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument))
 
     def _visit_kept(self, node: ast.AST | None) -> None:
         """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
@@ -636,7 +637,7 @@ class _Collector(ast.NodeVisitor):
         key = self._key(root.id)
         return key.startswith(self._scopes[-1][0]) and key not in self.facts.functions[self._signals[-1]].parameters
 
-    def _write(self, receiver: ast.AST) -> None:
+    def _write(self, receiver: ast.AST, by_argument: bool = False) -> None:
         name = final_name(receiver)
         if name is not None:
             self.facts.written.add(name)
@@ -644,7 +645,7 @@ class _Collector(ast.NodeVisitor):
         base = receiver
         while isinstance(base, ast.Subscript):
             base = base.value  # ``w[ids] *= f`` writes ``w``, whatever the index holds
-        self._event(self.facts.writes, self.keys_in(base), root=self._key(root.id) if isinstance(root, ast.Name) else None)
+        self._event(self.facts.writes, self.keys_in(base), root=self._key(root.id) if isinstance(root, ast.Name) else None, by_argument=by_argument)
 
     # -- scopes ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -862,11 +863,11 @@ class _Collector(ast.NodeVisitor):
         which a write to ``a`` changes a tensor: ``a`` gets that call's key, as if made by it."""
         for keyword in node.keywords:
             if keyword.arg == "out" and isinstance(keyword.value, (ast.Name, ast.Attribute, ast.Subscript)):
-                self._write(keyword.value)
+                self._write(keyword.value, by_argument=True)
         if callee in api.NUMPY_INPLACE_METHODS and isinstance(node.func, ast.Attribute):
             self._write(node.func.value)
         elif callee == "copyto" and node.args:
-            self._write(node.args[0])
+            self._write(node.args[0], by_argument=True)
         elif callee in _SHARING_CONSTRUCTORS and node.args and isinstance(node.args[0], ast.Name):
             self._flow(self._key(node.args[0].id), (CALLED + callee,))
 
@@ -887,7 +888,7 @@ class _Collector(ast.NodeVisitor):
             if _on_detach(receiver):
                 self.facts.detach_chain_written = True
             if receiver_name == "init" and node.args:
-                self._write(node.args[0])  # ``nn.init.zeros_(w)`` writes ``w``
+                self._write(node.args[0], by_argument=True)  # ``nn.init.zeros_(w)`` writes ``w``
         if method in _ADDERS:
             self._flow_names(receiver, argument_keys)
             if receiver_name is not None:

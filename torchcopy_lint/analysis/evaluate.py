@@ -608,7 +608,8 @@ class Evaluator:
                 return element_of(receiver)
             return receiver  # a slice of a list is a list
         if receiver.kind is Kind.MODULE:
-            return Value(Kind.MODULE)  # nn.Sequential(...)[0], self.layers[i]
+            # nn.Sequential(...)[0], self.layers[i]; a ParameterList's or ParameterDict's items
+            return receiver.element if receiver.element is not None else Value(Kind.MODULE)
         if receiver.kind is Kind.ARRAY:
             return ARRAY
         return UNKNOWN
@@ -858,6 +859,8 @@ class Evaluator:
                 source = self.value(first, off)
                 return tensor(derived(source.grad, off), source.why, Alias(AliasHow.MAYBE, first, source, call), loss)
             return tensor(grad, why, loss=loss)
+        if qualname in api.PARAMETER_LIST_CLASSES or qualname in api.PARAMETER_DICT_CLASSES:
+            return Value(Kind.MODULE, qualname=qualname, element=PARAMETER)  # its items: see _subscript, element_of
         if api.is_module_class(qualname):
             return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
         built = api.library_model(qualname)
@@ -1079,6 +1082,11 @@ class Evaluator:
         return UNKNOWN
 
     def _module_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if receiver.element is not None and receiver.qualname in api.PARAMETER_DICT_CLASSES:
+            if method == "values":
+                return container(receiver.element)
+            if method == "items":
+                return container(container(items=(SCALAR, receiver.element)))
         if method in api.PARAMETER_ITERATORS:
             return container(tensor(Grad.LEAF, f"an element of .{method}()").with_(owner=source))
         if method in api.NAMED_PARAMETER_ITERATORS:

@@ -26,7 +26,7 @@ LOSS_CALLEES = frozenset({"criterion", "loss_fn", "loss_func", "loss_function", 
 MODULE_WORDS = frozenset(
     """
     model net module network encoder decoder backbone generator discriminator policy critic actor
-    classifier head layer layers mlp qnet q_net target_net policy_net value_net
+    classifier head layer layers mlp qnet q_net target_net policy_net value_net student teacher
     """.split()
 )
 # Words that make a name describe something else (``model_name``, ``optimizer_cfg``).
@@ -118,10 +118,11 @@ def _lower_words(name: str) -> list[str]:
 
 
 def is_module_name(name: str) -> bool:
-    """``model``, ``encoder``, ``netG``, ``policy_net``, ``resnet``: a name for an nn.Module
-    (not ``model_name``, ``model_cfg`` or the count ``max_decoder_position_embeddings``)."""
+    """``model``, ``encoder``, ``netG``, ``policy_net``, ``resnet``, ``teacher``: a name for an
+    nn.Module (not ``model_name``, ``model_cfg``, ``model_dim`` or the count
+    ``max_decoder_position_embeddings``)."""
     parts = _lower_words(name)
-    if not parts or parts[0] in _VERBS or parts[0] in _QUANTITY_WORDS or any(part in _NOT_AN_OBJECT_WORDS for part in parts):
+    if not parts or parts[0] in _VERBS or any(part in _QUANTITY_WORDS or part in _NOT_AN_OBJECT_WORDS for part in parts):
         return False
     return name.lower() in MODULE_WORDS or any(part in MODULE_WORDS or (part.endswith("net") and len(part) <= 9 and part not in _NOT_NETWORKS) for part in parts)
 

@@ -58,6 +58,10 @@ GRAD_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradSca
 EXTRA_MODULE_CLASSES = frozenset({"torch.optim.swa_utils.AveragedModel"})
 # torch.nn members that are capitalised but are not module classes (besides ``*Options``).
 NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
+# Modules that hold parameters as items: ``plist[i]``, ``for p in plist``, ``pdict["k"]``,
+# ``pdict.values()`` are parameters (iterating a ParameterDict gives its keys).
+PARAMETER_LIST_CLASSES = frozenset({"torch.nn.ParameterList", "torch.nn.modules.container.ParameterList"})
+PARAMETER_DICT_CLASSES = frozenset({"torch.nn.ParameterDict", "torch.nn.modules.container.ParameterDict"})
 
 
 def is_module_class(qualname: str) -> bool:

@@ -169,6 +169,8 @@ def element_of(value: Value) -> Value:
         return value.with_(alias=value.alias, items=None)
     if value.kind is Kind.ARRAY:
         return ARRAY
+    if value.kind is Kind.MODULE and value.element is not None and not (value.qualname or "").endswith("ParameterDict"):
+        return value.element  # a ParameterList's parameters (a ParameterDict iterates its keys)
     return UNKNOWN
 
 

@@ -27,8 +27,10 @@ class LeafInplace(Checker):
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
-        """An in-place write, outside any no_grad region, to something that may be a leaf."""
-        return facts.any_event(facts.writes, is_leaf_evidence, with_grad=True)
+        """An in-place write, outside any no_grad region, to something that may be a leaf,
+        through the object itself (a method, ``+=``, an item assignment: what the checker
+        judges; ``nn.init.zeros_(w)`` runs under no_grad itself)."""
+        return facts.any_event([write for write in facts.writes if not write.by_argument], is_leaf_evidence, with_grad=True)
 
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         super().__init__(ctx, spec)

@@ -671,8 +671,8 @@ class Evaluator:
                 return self._namedtuple_instance(Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=fields), call, off).with_(cls=callee.cls)
             return self.model.instance_of(callee.cls)
         if callee.kind is Kind.MODULE:
-            if callee.guessed and not positional_args(call):
-                return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor
+            if callee.guessed and not any(argument.keyword is None for argument in call.args):
+                return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor (not ``module(*args)``)
             return self._module_output(callee, call, off)
         if callee.kind is Kind.CALLABLE and callee.qualname == NAMEDTUPLE and callee.fields:
             return self._namedtuple_instance(callee, call, off)

@@ -6,7 +6,9 @@ then ``with ctx:``) and at a function decorated with one of them (also by hand, 
 the file: ``f = torch.no_grad()(f)``); a statement
 ``torch.set_grad_enabled(False)`` switches recording off for the rest of the region it
 is in (``True`` back on), as it does at run time until the enclosing ``with`` exits;
-``torch.enable_grad()`` inside such a region turns recording back on. A nested
+``torch.enable_grad()`` inside such a region turns recording back on;
+``stack.enter_context(torch.no_grad())`` (an ``ExitStack``) switches it off for the rest of
+the block it is in, as the stack's ``with`` block exits there. A nested
 function starts afresh (recording on): it may be called from anywhere. A local
 ``@contextmanager`` function that yields only inside such a region starts one too.
 """
@@ -128,6 +130,10 @@ class GradModeTracker:
             mode = self.mode_of(value)
             if mode is not None:
                 self._stack[-1] = mode  # ``torch.set_grad_enabled(False)`` as a statement
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "enter_context" and len(value.args) == 1 and len(self._stack) > 1:
+            mode = self.mode_of(value.args[0].value)
+            if mode is not None:
+                self._stack[-1] = mode  # ``stack.enter_context(torch.no_grad())``: until the ``with`` block of the stack ends
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):

@@ -128,6 +128,7 @@ COMPUTING_FUNCTIONS = _words(
     rad2deg deg2rad isnan isinf isfinite sgn sinc logaddexp trapezoid dropout conv1d conv2d conv3d
     embedding layer_norm group_norm batch_norm instance_norm bilinear celu selu rrelu threshold pdist
     pixel_shuffle block_diag renorm column_stack row_stack vander addmv addbmm addr digamma polygamma
+    meshgrid broadcast_tensors atleast_1d atleast_2d atleast_3d
     erfc erfinv logdet matrix_power pinverse
     """
 )

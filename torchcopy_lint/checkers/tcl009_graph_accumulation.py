@@ -13,6 +13,7 @@ computed from it (gradient accumulation, REINFORCE's ``torch.stack(log_probs).su
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from torchcopy_lint.lazy import cst
@@ -293,7 +294,9 @@ class GraphAccumulation(Checker):
             return found
         params = info.params
         first = 1 if info.is_method else 0
-        for node in _statements_and_calls(function.body):
+        if any(self.ctx.grad.mode_of(decorator.decorator) for decorator in function.decorators):
+            return found  # ``@torch.no_grad() def update(...)``: it keeps no graph
+        for node in _statements_and_calls(function.body, self._disables_grad):
             accumulated = _accumulation(node)
             if accumulated is None:
                 continue
@@ -306,6 +309,10 @@ class GraphAccumulation(Checker):
                 if any(name.value == param.name.value and self._holds_argument(name, param) for name in names):
                     found.append((index, _accumulator_key(target) or root.value, node))
         return found
+
+    def _disables_grad(self, block: cst.With) -> bool:
+        """``with torch.no_grad():`` (or ``inference_mode``, ...) inside a helper."""
+        return any(self.ctx.grad.mode_of(item.item) for item in block.items)
 
     def _holds_argument(self, name: cst.Name, param: cst.Param) -> bool:
         """Whether ``name`` may still hold what was passed for ``param``, as it was passed: not
@@ -342,7 +349,10 @@ class GraphAccumulation(Checker):
         assert info is not None
         offset = 1 if callee.bound else 0
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
-        for index, accumulator, _ in accumulations:
+        for index, accumulator, accumulation in accumulations:
+            accumulated = _accumulation(accumulation)
+            if accumulated is None or _with_history(self.ctx.value(accumulated[1])) is None:
+                continue  # the helper keeps a number made from it (``(logits.argmax(-1) == y).sum()``)
             name = info.params[index].name.value
             argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
             if argument is None and 0 <= index - offset < len(positional):
@@ -695,14 +705,17 @@ def _is_scaled(term: cst.BaseExpression, key: str) -> bool:
     return False
 
 
-def _statements_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:
-    """The assignments and calls in a function body (not in nested functions or classes)."""
+def _statements_and_calls(body: cst.CSTNode, skipped: Callable[[cst.With], bool] | None = None) -> list[cst.CSTNode]:
+    """The assignments and calls in a function body (not in nested functions or classes,
+    nor in ``with`` blocks ``skipped`` says to leave out)."""
     found: list[cst.CSTNode] = []
     pending = [body]
     while pending:
         current = pending.pop()
         if isinstance(current, (cst.AugAssign, cst.Assign, cst.Call)):
             found.append(current)
+        if isinstance(current, cst.With) and skipped is not None and skipped(current):
+            continue
         if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             pending.extend(iter_children(current))
     return found

@@ -5,12 +5,15 @@ result kept beyond the statement, and how? The answer follows the value up throu
 methods a rule says keep it the same (``.clone().cpu()``), through list/tuple/dict
 displays and comprehensions, to the statement that keeps it:
 
+- held by a record that is kept (``Snapshot(step, v)`` of a namedtuple, a dataclass or
+  another class of the file, ``dict(logits=v)``);
 - appended or inserted into a container (``history.append(v)``, ``xs.insert(0, v)``,
   ``q.appendleft(v)``, ``xs.extend([v])``, ``xs += [v]``);
 - stored on an attribute (``self.prev = v``) or in a container item (``saved[k] = v``);
 - bound to a plain name (the rule decides: a snapshot-like name, or a name later kept
   as above, see :class:`Kept`);
-- returned (the rule decides: whether callers keep the result).
+- returned, by a function or a lambda, or yielded (the rule decides: whether callers keep
+  the result).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding
 from torchcopy_lint.analysis.cst_helpers import short_code
+from torchcopy_lint.analysis.evaluate import NAMEDTUPLE
+from torchcopy_lint.analysis.values import Kind
 
 CONTAINER_ADDERS = frozenset({"append", "appendleft", "insert", "extend", "add", "put"})
 _BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict", "set"})
@@ -93,8 +98,13 @@ def kept_as(
             current, index, wrapped, slot = parent, index - 1, True, None
             continue
         if isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
-            if wrapped and _is_builtin_container(ctx, grand):
-                current, index, slot = grand, index - 2, None  # ``tuple(p.clone() for p in ...)``
+            if _is_builtin_container(ctx, grand):
+                # ``tuple(p.clone() for p in ...)``, ``list(snapshots(model))`` of a generator
+                current, index, wrapped, slot = grand, index - 2, True, None
+                continue
+            if _is_record(ctx, grand):
+                # ``Snapshot(step, w.clone())``, ``dict(logits=x.clone())``: the record holds it
+                current, index, wrapped, slot = grand, index - 2, True, None
                 continue
             return _kept_by_call(grand, parent, wrapped, is_tensor)
         if isinstance(parent, cst.Assign) and parent.value is current:
@@ -111,6 +121,10 @@ def kept_as(
             return None
         if isinstance(parent, cst.Return) and parent.value is current:
             return Kept(Way.RETURNED, "returned")
+        if isinstance(parent, cst.Lambda) and parent.body is current:
+            return Kept(Way.RETURNED, "returned")  # what calling the lambda gives
+        if isinstance(parent, cst.Yield) and parent.value is current:
+            return Kept(Way.RETURNED, "yielded")  # what iterating the generator gives
         return None
     return None
 
@@ -118,6 +132,16 @@ def kept_as(
 def _is_builtin_container(ctx: "FileContextLike", call: cst.Call) -> bool:
     func = call.func
     return isinstance(func, cst.Name) and func.value in _BUILTIN_CONTAINERS and len(call.args) == 1 and ctx.model.is_builtin(func)
+
+
+def _is_record(ctx: "FileContextLike", call: cst.Call) -> bool:
+    """A call that keeps its arguments in what it returns: ``dict(k=v)``, a namedtuple, a
+    class of the file (a dataclass, a plain record class), ``types.SimpleNamespace``."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "dict" and ctx.model.is_builtin(func):
+        return True
+    callee = ctx.model.value(func)
+    return callee.kind is Kind.CALLABLE and (callee.cls is not None or callee.qualname in (NAMEDTUPLE, "types.SimpleNamespace"))
 
 
 def _kept_by_call(call: cst.Call, arg: cst.Arg, wrapped: bool, is_tensor: Callable[[cst.BaseExpression], bool]) -> Kept | None:

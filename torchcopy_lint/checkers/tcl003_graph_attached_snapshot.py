@@ -84,7 +84,7 @@ class GraphAttachedSnapshot(Checker):
         clone = _Clone(node, source, value.why or "it requires grad", self.ctx.top_statement)
         if kept.way is Way.RETURNED:
             function = self.ctx.scopes.enclosing_function()
-            if isinstance(function, cst.FunctionDef):
+            if isinstance(function, (cst.FunctionDef, cst.Lambda)):
                 self._returned.setdefault(id(function), []).append(clone)
         elif kept.way is Way.NAME:
             name = kept.name or ""
@@ -133,23 +133,25 @@ class GraphAttachedSnapshot(Checker):
             return
         if kept.way is Way.RETURNED:
             function = self.ctx.scopes.enclosing_function()
-            if not isinstance(function, cst.FunctionDef):
+            if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
                 return
-            kept = Kept(Way.RETURNED, "returned", binding=None, target=function)  # type: ignore[arg-type]
+            kept = Kept(Way.RETURNED, kept.text, binding=None, target=function)  # type: ignore[arg-type]
         for binding in bindings:
             self._kept_loads.setdefault(id(binding), kept)
 
     def _note_kept_call(self, node: cst.Call) -> None:
-        """A call of a local function whose result is kept (``init = snapshot(model)``)."""
+        """A call of a local function or of a lambda bound to a name whose result is kept
+        (``init = snapshot(model)``, ``self.anchor = list(snapshots(model))`` of a generator)."""
         if not isinstance(node.func, (cst.Name, cst.Attribute)) or self.ctx.grad.disabled:
             return
         function = self.ctx.value(node.func).function
-        if not isinstance(function, cst.FunctionDef) or id(function) in self._kept_calls:
+        if not isinstance(function, (cst.FunctionDef, cst.Lambda)) or id(function) in self._kept_calls:
             return
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
         if kept is None or kept.way is Way.RETURNED or (kept.way is Way.NAME and not is_snapshot_name(kept.name or "")):
             return
-        self._kept_calls[id(function)] = (function.name.value, kept)
+        name = function.name.value if isinstance(function, cst.FunctionDef) else short_code(node.func, 30)
+        self._kept_calls[id(function)] = (name, kept)
 
     def _decide(self) -> None:
         for key, (clone, bound) in self._named.items():
@@ -165,7 +167,7 @@ class GraphAttachedSnapshot(Checker):
                 continue
             if kept.way in _KEEPING:
                 self._report(clone, f"{bound} and {kept.text}")
-            elif kept.way is Way.RETURNED and isinstance(kept.target, cst.FunctionDef):
+            elif kept.way is Way.RETURNED and isinstance(kept.target, (cst.FunctionDef, cst.Lambda)):
                 self._returned.setdefault(id(kept.target), []).append(clone)
         for key, clones in self._returned.items():
             call = self._kept_calls.get(key)

@@ -1076,6 +1076,7 @@ class _Collector(ast.NodeVisitor):
                 returns.setdefault(bare(key), set()).update(bare(source) for source in sources)
             for factory, context in registered:
                 self._handed.extend((name, context) for name in returns.get(factory, set()) & names)
+        self._handed.extend(("__call__", context) for context in self._instances_registered(registered))
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
                 handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``
@@ -1092,6 +1093,17 @@ class _Collector(ast.NodeVisitor):
                 self._flow(parameter, context)
         self._calls_through_aliases()
         return facts
+
+    def _instances_registered(self, registered: list[tuple[str, frozenset[str]]]) -> list[frozenset[str]]:
+        """The contexts of registrations that may be given an instance (``SaveOutput()``, or a
+        name bound to a call's result): its class's ``__call__`` is the hook (the model gives it
+        the roles, SemanticModel._register_hook); methods are found by name."""
+        found = [context for _, context in registered]
+        named = [(name, context) for name, context in self._handed if not context.isdisjoint(self._registering)]
+        if named:
+            made: set[str] = {bare(key) for key, sources in self.facts.flows.items() if any(source.startswith(CALLED) for source in sources)}
+            found.extend(context for name, context in named if name in made)
+        return found
 
     def _dispatched(self) -> None:
         """Calls by a string name (``getattr(cb, hook)(self, *args)``, ``globals()[name](x)``)

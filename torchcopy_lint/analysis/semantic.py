@@ -543,11 +543,16 @@ class SemanticModel:
             offset = sum(1 for argument in callback.args[1:] if argument.keyword is None)
             callback = callback.args[0].value
         value = evaluator.value(callback, grad_off)
+        bound = value.bound
+        if value.function is None and value.cls is not None and value.kind is not Kind.CALLABLE:
+            # An instance of a class of the file (``register_forward_hook(SaveOutput())``): its ``__call__``.
+            method = self.class_attribute(value.cls, "__call__", evaluator)
+            value, bound = (method, True) if method is not None else (value, bound)
         info = self.function_info(value.function) if value.function is not None else None
         if info is None:
             return False
         info.hook_roles = roles
-        info.hook_offset = offset + (1 if value.bound else 0)
+        info.hook_offset = offset + (1 if bound else 0)
         return True
 
     # -- calls dispatched by a string name ----------------------------------------------------

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 
 PARAMETER = tensor(Grad.LEAF, "an nn.Parameter")
 SIZE = Value(Kind.CONTAINER, element=SCALAR, qualname="torch.Size")
+MODULE_OUTPUT = "a module output"
+FROZEN_OUTPUT = "a frozen module's output"
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
 _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 # torch.nn modules without parameters: their output has the history of their input only.
@@ -762,6 +764,12 @@ class Evaluator:
             passed = self._argument(site, info, index if index < len(info.params) else None, binding.name)
             if passed is not None and passed != self.binding_value(binding):
                 arguments[id(binding)] = passed
+        star = info.node.params.star_arg
+        if isinstance(star, cst.Param):  # ``def forward(self, *args)``: what this call passes there
+            binding = next((b for b in info.scope.every.get(star.name.value, ()) if b.node is star), None)
+            rest = self._rest(site, len(info.params))
+            if binding is not None and rest is not None:
+                arguments[id(binding)] = rest
         result = general
         if arguments:
             self._calls[key] = general  # recursion through this call sees the general answer
@@ -779,7 +787,7 @@ class Evaluator:
             return Grad.NO
         values = [self.value(argument.value, off) for argument in call.args if argument.keyword is None and not argument.star]
         grad, _, _ = combined(values, off)
-        outputs = any(value.kind is Kind.TENSOR and (value.loss or value.why == "a module output") for value in values)
+        outputs = any(value.kind is Kind.TENSOR and (value.loss or value.why in (MODULE_OUTPUT, FROZEN_OUTPUT)) for value in values)
         return Grad.NO if grad is Grad.NO and outputs else Grad.GRAPH
 
     def _call_by_name(self, name: str, call: cst.Call, off: bool) -> Value:
@@ -789,14 +797,16 @@ class Evaluator:
         if naming.is_loss_callee(name):
             return tensor(self._loss_grad(call, off), "a loss", loss=True).with_(guessed=True)
         if naming.is_module_name(name):
-            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+            return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
         return UNKNOWN
 
     def _module_output(self, module: Value, call: cst.Call, off: bool) -> Value:
         if not off and self.model.is_frozen(call.func):
-            # A frozen module (``requires_grad_(False)``): its output has its input's history only.
-            grad, why, _ = combined([self.value(argument.value, off) for argument in call.args if argument.keyword is None and not argument.star], off)
-            return tensor(grad, why or "a frozen module's output")
+            # A frozen module (``requires_grad_(False)``): its output has its input's history only
+            # (``*args`` forwarded by a wrapper's ``forward`` included, where the call shows them).
+            values, rest = self._positions(call, off)
+            grad, why, _ = combined([*values, *([rest] if rest is not None else [])], off)
+            return tensor(grad, why or FROZEN_OUTPUT)
         if module.cls is not None:
             forward = self.model.class_attribute(module.cls, "forward", self)
             if forward is not None and forward.function is not None:
@@ -810,7 +820,7 @@ class Evaluator:
         if module.qualname is not None and module.qualname.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODULES:
             grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
             return tensor(grad, why)
-        return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=module.guessed)
+        return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=module.guessed)
 
     def _qualified_call(self, qualname: str, call: cst.Call, off: bool) -> Value:
         positional = positional_args(call)
@@ -1113,7 +1123,7 @@ class Evaluator:
                 # A "model" only by its name, given text and numbers: a tokenizer
                 # (``self.sp_model.encode(text)``) as likely as a network.
                 return UNKNOWN
-            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+            return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
         return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
     def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
@@ -1153,7 +1163,7 @@ class Evaluator:
                 return _state_dict(source, Value(Kind.MODULE))
             return _state_dict(source, UNKNOWN)
         if method == "forward" or (method in ("__call__",)):
-            return tensor(Grad.NO if off else Grad.GRAPH, "a module output").with_(guessed=True)
+            return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
         return self._call_by_name(method, call, off)  # ``self.model(x)``, ``self.criterion(out, y)``
 
 

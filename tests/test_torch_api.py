@@ -253,6 +253,12 @@ def test_parameter_attributes_and_iterators_give_parameters() -> None:
     assert state["weight"].data_ptr() == module.weight.data_ptr()  # a state dict aliases the weights
 
 
+@pytest.mark.parametrize("qualname", sorted(api.PLAIN_BASE_CLASSES))
+def test_plain_base_classes_are_no_modules_tensors_or_optimizers(qualname: str) -> None:
+    cls = resolve(qualname)
+    assert inspect.isclass(cls) and not issubclass(cls, (torch.nn.Module, torch.Tensor, torch.optim.Optimizer))
+
+
 @pytest.mark.parametrize("qualname", sorted(api.PARAMETER_LIST_CLASSES | api.PARAMETER_DICT_CLASSES))
 def test_parameter_containers_hold_parameters(qualname: str) -> None:
     cls = resolve(qualname)

@@ -614,6 +614,13 @@ class Evaluator:
             return receiver.element if receiver.element is not None else Value(Kind.MODULE)
         if receiver.kind is Kind.ARRAY:
             return ARRAY
+        if receiver.cls is not None and receiver.kind is Kind.OBJECT:
+            # ``dataset[i]`` of a class of the file: what its ``__getitem__`` returns
+            method = self.model.class_attribute(receiver.cls, "__getitem__", self)
+            info = self.model.function_info(method.function) if method is not None and method.function is not None else None
+            if info is not None:
+                result = self.returns(info)
+                return without_history(result) if off else result
         return UNKNOWN
 
     # -- arithmetic --------------------------------------------------------------------------

@@ -398,6 +398,8 @@ class SemanticModel:
                 return Kind.OPTIMIZER
             if qualname in api.TENSOR_CLASSES:
                 return Kind.TENSOR
+            if qualname in api.PLAIN_BASE_CLASSES:
+                return Kind.OBJECT
             last = qualname.rsplit(".", 1)[-1]
             if last.endswith("Module") or last.endswith("Model"):
                 return Kind.MODULE  # LightningModule, PreTrainedModel ...

@@ -58,6 +58,9 @@ GRAD_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradSca
 EXTRA_MODULE_CLASSES = frozenset({"torch.optim.swa_utils.AveragedModel"})
 # torch.nn members that are capitalised but are not module classes (besides ``*Options``).
 NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter", "torch.nn.UninitializedBuffer"})
+# torch classes whose subclasses are plain objects (no module, optimizer or tensor): a
+# dataset of the file is an object whose ``__getitem__`` the model follows.
+PLAIN_BASE_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
 # Modules that hold parameters as items: ``plist[i]``, ``for p in plist``, ``pdict["k"]``,
 # ``pdict.values()`` are parameters (iterating a ParameterDict gives its keys).
 PARAMETER_LIST_CLASSES = frozenset({"torch.nn.ParameterList", "torch.nn.modules.container.ParameterList"})

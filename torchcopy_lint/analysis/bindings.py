@@ -142,11 +142,26 @@ class CallSite:
     via: cst.Call | None = None
     forwarded: tuple[cst.Arg, ...] | None = None
     iterated: bool = False
+    batched: bool = False  # ``DataLoader(ds, collate_fn=f)``: ``f``'s first parameter gets a list of ``ds``'s items
+
+    @property
+    def passes_parts(self) -> bool:
+        """Whether the parameters get parts of the arguments (elements, items), not them."""
+        return self.iterated or self.batched
 
     def argument(self, index: int | None, name: str) -> cst.BaseExpression | None:
         """The expression passed for a parameter (position ``index``, called ``name``);
         None when the call passes none, or its position is not known (after a ``*xs``).
-        For an ``iterated`` site: the iterable whose elements the parameter gets."""
+        For an ``iterated`` site: the iterable whose elements the parameter gets; for a
+        ``batched`` one: the dataset whose items the first parameter gets a list of."""
+        if self.batched:
+            if index != 0:
+                return None
+            for argument in self.call.args:
+                if argument.keyword is not None and argument.keyword.value == "dataset":
+                    return argument.value
+            first = self.call.args[0] if self.call.args else None
+            return first.value if first is not None and first.keyword is None and not first.star else None
         for argument in self.call.args:
             if argument.keyword is not None and argument.keyword.value == name and not self.iterated:
                 return argument.value

@@ -423,12 +423,23 @@ class Evaluator:
         if passed is None:
             return None
         given = self.value(passed, site.grad_disabled)
+        if site.batched:
+            return container(self.item_of_dataset(given))
         return element_of(given) if site.iterated else given
+
+    def item_of_dataset(self, dataset: Value) -> Value:
+        """``dataset[i]``: what a dataset class of the file's ``__getitem__`` returns; an element
+        of a list or tensor used as a dataset."""
+        if dataset.cls is not None and dataset.kind is Kind.OBJECT:
+            method = self.model.class_attribute(dataset.cls, "__getitem__", self)
+            info = self.model.function_info(method.function) if method is not None and method.function is not None else None
+            return self.returns(info) if info is not None else UNKNOWN
+        return element_of(dataset)
 
     def _rest(self, site: CallSite, start: int) -> Value | None:
         """What ``site`` passes into ``*args`` (after ``start`` named parameters): a tuple of
         the extra positional arguments; None where their positions are unknown."""
-        if site.iterated:
+        if site.passes_parts:
             return None
         positional = [argument for argument in site.call.args if argument.keyword is None and argument.star != "**"]
         position = start - site.offset
@@ -616,11 +627,8 @@ class Evaluator:
             return ARRAY
         if receiver.cls is not None and receiver.kind is Kind.OBJECT:
             # ``dataset[i]`` of a class of the file: what its ``__getitem__`` returns
-            method = self.model.class_attribute(receiver.cls, "__getitem__", self)
-            info = self.model.function_info(method.function) if method is not None and method.function is not None else None
-            if info is not None:
-                result = self.returns(info)
-                return without_history(result) if off else result
+            result = self.item_of_dataset(receiver)
+            return without_history(result) if off else result
         return UNKNOWN
 
     # -- arithmetic --------------------------------------------------------------------------

@@ -531,7 +531,7 @@ class SemanticModel:
                 continue
             index = next((i for i, param in enumerate(info.params) if param is binding.node), None)
             for site in info.call_sites:
-                passed = site.argument(index, binding.name) if not site.iterated else None
+                passed = site.argument(index, binding.name) if not site.passes_parts else None
                 if passed is not None:
                     found.append((passed, site.grad_disabled))
         return found
@@ -702,7 +702,7 @@ class SemanticModel:
                     continue
                 index = next((i for i, param in enumerate(function.params) if param is binding.node), None)
                 for site in list(function.call_sites):
-                    passed = site.argument(index, binding.name) if not site.iterated else None
+                    passed = site.argument(index, binding.name) if not site.passes_parts else None
                     if passed is not None:
                         found.extend((text, site) for text, _ in self._strings(passed, depth + 1))
             elif binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION) and not binding.path and binding.value is not None:
@@ -775,6 +775,12 @@ class SemanticModel:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
             elif callee.qualname in _ITERATING_BUILTINS:
                 self._index_iterating_call(raw, callee.qualname, index)
+            elif callee.qualname in api.DATA_LOADER_CLASSES:
+                collate = keyword_arg(raw.call, "collate_fn")
+                handed = index.value(collate.value, raw.grad_disabled).function if collate is not None else None
+                info = self.function_info(handed) if handed is not None else None
+                if info is not None:
+                    info.call_sites.append(CallSite(raw.call, raw.grad_disabled, 0, raw.scope, batched=True))
 
     def _index_iterating_call(self, raw: RawCall, builtin: str, index: Evaluator) -> None:
         """``map(f, xs)``, ``filter(f, xs)``, ``sorted(xs, key=f)``: a local function or lambda

@@ -61,6 +61,7 @@ NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.
 # torch classes whose subclasses are plain objects (no module, optimizer or tensor): a
 # dataset of the file is an object whose ``__getitem__`` the model follows.
 PLAIN_BASE_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 # Modules that hold parameters as items: ``plist[i]``, ``for p in plist``, ``pdict["k"]``,
 # ``pdict.values()`` are parameters (iterating a ParameterDict gives its keys).
 PARAMETER_LIST_CLASSES = frozenset({"torch.nn.ParameterList", "torch.nn.modules.container.ParameterList"})

@@ -1098,6 +1098,8 @@ class _Collector(ast.NodeVisitor):
         """The contexts of registrations that may be given an instance (``SaveOutput()``, or a
         name bound to a call's result): its class's ``__call__`` is the hook (the model gives it
         the roles, SemanticModel._register_hook); methods are found by name."""
+        if not any(signals.name == "__call__" for signals in self.facts.functions):
+            return []  # no class of the file is callable
         found = [context for _, context in registered]
         named = [(name, context) for name, context in self._handed if not context.isdisjoint(self._registering)]
         if named:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 
 from torchcopy_lint.lazy import cst
 
+from torchcopy_lint.analysis.torch_api import PARAMETER_DICT_CLASSES
+
 
 class Kind(enum.Enum):
     """What kind of object a value is."""
@@ -169,7 +171,7 @@ def element_of(value: Value) -> Value:
         return value.with_(alias=value.alias, items=None)
     if value.kind is Kind.ARRAY:
         return ARRAY
-    if value.kind is Kind.MODULE and value.element is not None and not (value.qualname or "").endswith("ParameterDict"):
+    if value.kind is Kind.MODULE and value.element is not None and value.qualname not in PARAMETER_DICT_CLASSES:
         return value.element  # a ParameterList's parameters (a ParameterDict iterates its keys)
     return UNKNOWN
 

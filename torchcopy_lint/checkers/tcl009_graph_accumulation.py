@@ -284,7 +284,8 @@ class GraphAccumulation(Checker):
 
     def _helper_accumulations(self, function: cst.FunctionDef) -> list[tuple[int, str, cst.CSTNode]]:
         """``(parameter index, accumulator, accumulation)`` for each parameter the function adds to something
-        that outlives it: ``def update(self, val, n=1): self.sum += val * n``."""
+        that outlives it, when what it adds may keep history: ``def update(self, val, n=1):
+        self.sum += val * n`` (not ``self.sum += float(val)``), outside its own ``no_grad``."""
         found = self._helpers.get(id(function))
         if found is not None:
             return found
@@ -304,6 +305,8 @@ class GraphAccumulation(Checker):
             root = _root_name(target)
             if root is None or not self._outlives_call(root, info):
                 continue
+            if _with_history(self.ctx.value(value)) is None:
+                continue  # it keeps a number made from its argument (``(logits.argmax(-1) == y).sum()``)
             names = _name_nodes(value)
             for index, param in enumerate(params[first:], start=first):
                 if any(name.value == param.name.value and self._holds_argument(name, param) for name in names):
@@ -349,10 +352,7 @@ class GraphAccumulation(Checker):
         assert info is not None
         offset = 1 if callee.bound else 0
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
-        for index, accumulator, accumulation in accumulations:
-            accumulated = _accumulation(accumulation)
-            if accumulated is None or _with_history(self.ctx.value(accumulated[1])) is None:
-                continue  # the helper keeps a number made from it (``(logits.argmax(-1) == y).sum()``)
+        for index, accumulator, _ in accumulations:
             name = info.params[index].name.value
             argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
             if argument is None and 0 <= index - offset < len(positional):
@@ -392,9 +392,8 @@ class GraphAccumulation(Checker):
                 if argument is None or _has_clone(argument):
                     continue
                 held = _with_history(self.ctx.value(argument))
-                accumulated = _accumulation(accumulation)
-                if held is None or accumulated is None or _with_history(self.ctx.value(accumulated[1])) is None:
-                    continue  # not a graph, or the method keeps a number made from it (``float(loss)``)
+                if held is None:
+                    continue  # not a graph (a method that keeps a number made from it is no helper accumulation)
                 self._frames[-1].candidates.append(
                     Candidate(
                         node=accumulation,

@@ -111,7 +111,7 @@ def test_detach_shares_storage_without_history() -> None:
 
 @pytest.mark.parametrize(
     "table",
-    ["METADATA_INPLACE_METHODS", "NON_TENSOR_METHODS", "NEW_TENSOR_METHODS", "TENSOR_ONLY_METHODS", "COMPUTING_METHODS", "INTEGER_RESULT_METHODS", "GRAD_CUTTING_METHODS"],
+    ["METADATA_INPLACE_METHODS", "NON_TENSOR_METHODS", "NEW_TENSOR_METHODS", "TENSOR_ONLY_METHODS", "COMPUTING_METHODS", "INTEGER_RESULT_METHODS", "GRAD_CUTTING_METHODS", "CONVERSION_METHODS"],
 )
 def test_tensor_method_tables_name_real_methods(table: str) -> None:
     missing = sorted(name for name in getattr(api, table) if not hasattr(torch.Tensor, name))
@@ -125,6 +125,28 @@ def test_metadata_inplace_methods_are_in_place_and_values_untouched() -> None:
 
 def test_tensor_only_methods_are_not_module_methods() -> None:
     assert sorted(name for name in api.TENSOR_ONLY_METHODS if hasattr(torch.nn.Module, name)) == []
+
+
+def test_conversion_methods_are_missing_on_numbers_and_arrays() -> None:
+    """``(a == b).float()``: only a tensor's comparison or arithmetic has these methods."""
+    numpy = pytest.importorskip("numpy")
+    for name in api.CONVERSION_METHODS:
+        for other in (True, 1, 1.0, numpy.arange(3) == 1, numpy.arange(3) * 2.0):
+            assert not hasattr(other, name), f"{type(other).__name__}.{name}"
+        assert callable(getattr(torch.arange(3) == 1, name))
+        if name != "cuda":  # needs a GPU to run
+            assert isinstance(getattr(torch.arange(3) == 1, name)(), torch.Tensor)
+
+
+def test_tensor_only_keywords_are_tensor_reductions_keywords_not_numpy_ones() -> None:
+    """``x.sum(dim=1)``: numpy's and pandas' methods say ``axis``/``keepdims``."""
+    numpy = pytest.importorskip("numpy")
+    x = torch.randn(2, 3)
+    for keyword in api.TENSOR_ONLY_KEYWORDS:
+        arguments = {"dim": 1} if keyword == "dim" else {"dim": 1, keyword: True}
+        assert isinstance(x.sum(**arguments), torch.Tensor)
+        with pytest.raises(TypeError):
+            numpy.ones((2, 3)).sum(**arguments)
 
 
 def test_integer_results_do_not_require_grad() -> None:

@@ -688,8 +688,10 @@ class Evaluator:
                 return self._namedtuple_instance(Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=fields), call, off).with_(cls=callee.cls)
             return self.model.instance_of(callee.cls)
         if callee.kind is Kind.MODULE:
-            if callee.guessed and not any(argument.keyword is None for argument in call.args):
-                return Value(Kind.MODULE, guessed=True)  # ``base_encoder(num_classes=128)``: a constructor (not ``module(*args)``)
+            if callee.guessed and callee.qualname is None and not any(argument.keyword is None for argument in call.args):
+                # ``base_encoder(num_classes=128)``: a constructor (not ``module(*args)``, nor a
+                # library model a builder made: ``model(input_ids=ids, labels=y)``)
+                return Value(Kind.MODULE, guessed=True)
             return self._module_output(callee, call, off)
         if callee.kind is Kind.CALLABLE and callee.qualname == NAMEDTUPLE and callee.fields:
             return self._namedtuple_instance(callee, call, off)
@@ -1025,6 +1027,12 @@ class Evaluator:
             return self._container_method(receiver, source, method, call, off)
         if receiver.kind is Kind.ARRAY:
             return SCALAR if method in ("item", "tolist", "sum", "mean") else ARRAY
+        if receiver.kind in (Kind.SCALAR, Kind.UNKNOWN) and method in api.CONVERSION_METHODS and isinstance(source, (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation)):
+            if self.model.names.imports_torch:
+                # ``(pred == y).float()`` of values the file does not type: numbers and arrays
+                # have no such method, so the comparison (or arithmetic) was a tensor's.
+                grad = Grad.NO if isinstance(source, cst.Comparison) else receiver.grad
+                return self._tensor_method(tensor(grad), source, method, call, off)
         if receiver.kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, source, method, call, off)
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
@@ -1165,7 +1173,7 @@ class Evaluator:
         """A method of something the file does not show: guess from the method's name."""
         if not self.model.names.imports_torch:
             return UNKNOWN
-        if method in api.TENSOR_ONLY_METHODS:
+        if method in api.TENSOR_ONLY_METHODS or any(argument.keyword is not None and argument.keyword.value in api.TENSOR_ONLY_KEYWORDS for argument in call.args):
             return self._tensor_method(tensor(receiver.grad), source, method, call, off)
         if method in _MODULE_ONLY_METHODS - api.STATE_DICT_METHODS - api.LOAD_STATE_METHODS:
             return self._module_method(Value(Kind.MODULE), source, method, call, off)

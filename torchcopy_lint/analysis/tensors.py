@@ -49,6 +49,31 @@ class TensorFacts:
     def is_tensor(self, expr: cst.BaseExpression) -> bool:
         return self.kind(expr) is YES
 
+    def tensor_list(self, expr: cst.BaseExpression) -> str | None:
+        """How ``expr`` is a list of tensors, which ``torch.tensor`` and the legacy constructors
+        turn into numbers one by one: "display" (``[a, b]``, nested ones too, every element a
+        tensor), "built" (a list grown elsewhere whose elements are tensors), or None."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return "display" if self._all_tensors(expr) else None
+        value = self._ctx.value(expr)
+        if value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor:
+            return "built"
+        return None
+
+    def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
+        if not display.elements:
+            return False
+        for element in display.elements:
+            if isinstance(element, cst.StarredElement):
+                return False
+            value = element.value
+            if isinstance(value, (cst.List, cst.Tuple)):
+                if not self._all_tensors(value):
+                    return False
+            elif not self._ctx.value(value).is_tensor:
+                return False
+        return True
+
     def grad_evidence(self, expr: cst.BaseExpression) -> str | None:
         value = self._ctx.value(expr)
         if not value.requires_grad:

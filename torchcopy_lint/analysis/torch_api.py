@@ -280,6 +280,13 @@ TENSOR_ONLY_METHODS = _words(
     untyped_storage data_ptr register_hook retain_grad backward
     """
 )
+# Keywords only tensor methods take (numpy's and pandas' say ``axis``, ``keepdims``): an
+# object whose method is called with one (``x.sum(dim=1)``) is a tensor.
+TENSOR_ONLY_KEYWORDS = _words("dim keepdim")
+# Methods that convert a tensor's dtype or device, which Python numbers and numpy arrays
+# lack: called on the result of arithmetic or a comparison (which is never a module, where
+# ``float()`` and ``cuda()`` exist too), they show a tensor: ``(pred == y).float()``.
+CONVERSION_METHODS = _words("float double half bfloat16 long int short bool byte char cuda cpu")
 # Tensor methods whose result holds integers or booleans: it cannot require grad.
 INTEGER_RESULT_METHODS = _words(
     """

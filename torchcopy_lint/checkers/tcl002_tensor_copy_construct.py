@@ -7,18 +7,14 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_false, is_true, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.analysis.values import Kind
-from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES
+from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES, LEGACY_CONSTRUCTORS, LEGACY_DTYPES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
 # Legacy typed constructors: ``torch.FloatTensor(t)`` returns an alias of ``t``.
-LEGACY_TYPES = frozenset(
-    f"{prefix}{kind}Tensor"
-    for prefix in ("torch.", "torch.cuda.")
-    for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
-) | {"torch.Tensor"}
+LEGACY_TYPES = LEGACY_CONSTRUCTORS
 
 EFFECT_COPY = "copies with a UserWarning and drops its autograd history"
 EFFECT_LIST = "converts each tensor to a Python number (fails for tensors of more than one element) and drops autograd history"
@@ -108,18 +104,28 @@ class TensorCopyConstruct(Checker):
             # of a ``model`` the file does not type) may be something else.
             fix = self._fix(node, detach_clone(data), UNSAFE if value.guessed else SAFE) if partial is None else None
             self.report(node, fix=fix, call=f"{call} on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(options)}")
-        elif isinstance(data, (cst.List, cst.Tuple)) and self._all_tensors(data):
+        else:
+            self._check_tensor_list(node, data, self._options(options), fixable=partial is None)
+
+    def _check_tensor_list(self, node: cst.Call, data: cst.BaseExpression, options: str, *, fixable: bool = True) -> None:
+        """``torch.tensor([t1, t2])``, ``torch.FloatTensor(losses)`` of a list of tensors:
+        each element becomes a Python number (``options``: the call's dtype and device, as
+        methods of the stacked tensor)."""
+        call = f"`{_short(node, 60)}`"
+        how = self.ctx.tensors.tensor_list(data)
+        if how == "display":
+            assert isinstance(data, (cst.List, cst.Tuple))
             stacked = _stacked(data)
             stacked = stacked if len(stacked) <= 60 else "torch.stack([...])"
             # Unsafe: equal only for zero-dimensional elements of one dtype on the default
             # device (the stack stays on the elements' device; one-element vectors add a dimension).
             stack, imports = self._stack(data)
-            fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports) if partial is None else None
-            self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){self._options(options)}")
-        elif value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor and not isinstance(data, (cst.List, cst.Tuple)):
+            fix = self._fix(node, method_call(stack, "detach"), UNSAFE, imports=imports) if fixable else None
+            self.report(node, fix=fix, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){options}")
+        elif how == "built":
             # A list of tensors built elsewhere (appended in a loop, a comprehension): no fix,
             # the file does not show the list's shape.
-            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){self._options(options)}")
+            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){options}")
 
     def _check_map(self, node: cst.Call) -> None:
         """``map(torch.tensor, xs)`` over tensors: each element copy-constructed."""
@@ -130,20 +136,6 @@ class TensorCopyConstruct(Checker):
         element = self.ctx.value(iterable).element
         if element is not None and element.is_tensor:
             self.report(node, call=f"`{_short(node, 60)}` over tensors", effect=EFFECT_COPY, instead=f"[t.detach().clone() for t in {_short(iterable)}]")
-
-    def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
-        if not display.elements:
-            return False
-        for element in display.elements:
-            if isinstance(element, cst.StarredElement):
-                return False
-            value = element.value
-            if isinstance(value, (cst.List, cst.Tuple)):
-                if not self._all_tensors(value):
-                    return False
-            elif not self.ctx.value(value).is_tensor:
-                return False
-        return True
 
     # -- fixes -------------------------------------------------------------------
     def _fix(
@@ -225,6 +217,11 @@ class TensorCopyConstruct(Checker):
             # Unsafe: an alias (writes reach ``data``, gradients flow back to it) becomes a copy.
             fix = Fix(UNSAFE, ((node, keep_parens(node, detach_clone(data))),))
             self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_ALIAS, instead=f"{_source_text(data)}.detach().clone()")
+        else:
+            # ``torch.FloatTensor(losses)``: the typed constructor's dtype, as the stack's ``.to()``.
+            qualname = self.ctx.names.torch_qualname(node.func) or ""
+            dtype = LEGACY_DTYPES.get(qualname.rsplit(".", 1)[-1].removesuffix("Tensor"))
+            self._check_tensor_list(node, data, f".to({dtype})" if dtype else "", fixable=False)
 
     # -- x.new_tensor(t) ------------------------------------------------------
     def _check_new_tensor(self, node: cst.Call) -> None:
@@ -234,9 +231,12 @@ class TensorCopyConstruct(Checker):
         if data is None or not self.ctx.names.imports_torch:
             return
         owner = self.ctx.value(receiver)
-        if owner.surely_not_tensor or owner.cls is not None or self.ctx.tensors.kind(data) is not YES:
+        if owner.surely_not_tensor or owner.cls is not None:
             return  # another class's own ``new_tensor`` (an instance of a class of this file)
         like = _short(receiver)
+        if self.ctx.tensors.kind(data) is not YES:
+            self._check_tensor_list(node, data, self._options(node, like=like), fixable=False)
+            return
         # ``.to(x)`` evaluates ``x`` after ``t``: only a plain name or attribute chain is moved.
         # Unsafe when the file does not show ``x`` to be a tensor (another class's ``new_tensor``).
         applicability = SAFE if self.ctx.tensors.kind(receiver) is YES else UNSAFE

@@ -59,8 +59,8 @@ class LegacyConstructor(Checker):
             what = SIZES
         else:
             value = positional[0].value
-            if self.ctx.value(value).is_tensor:
-                return  # one tensor argument: TCL002 tensor-copy-construct
+            if self.ctx.value(value).is_tensor or self.ctx.tensors.tensor_list(value):
+                return  # a tensor, or a list of them: TCL002 tensor-copy-construct
             what = self._classify(value, 0)
         if what == BUFFER:
             if all(name.endswith(".ByteTensor") for name in legacy):

@@ -309,9 +309,22 @@ class GraphAccumulation(Checker):
                 continue  # it keeps a number made from its argument (``(logits.argmax(-1) == y).sum()``)
             names = _name_nodes(value)
             for index, param in enumerate(params[first:], start=first):
-                if any(name.value == param.name.value and self._holds_argument(name, param) for name in names):
+                if any(self._holds_argument(name, param) or self._element_of_argument(name, param) for name in names):
                     found.append((index, _accumulator_key(target) or root.value, node))
         return found
+
+    def _element_of_argument(self, name: cst.Name, param: cst.Param) -> bool:
+        """Whether ``name`` is a loop variable over what was passed for ``param``, its
+        ``values()`` or ``items()`` (``for k, v in losses.items(): self.totals[k] += v``)."""
+        for binding in self.ctx.bindings_of(name):
+            if binding.kind is not BindingKind.LOOP_TARGET or binding.value is None:
+                continue
+            iterable = binding.value
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("items", "values") and not iterable.args:
+                iterable = iterable.func.value
+            if isinstance(iterable, cst.Name) and iterable.value == param.name.value and self._holds_argument(iterable, param):
+                return True
+        return False
 
     def _disables_grad(self, block: cst.With) -> bool:
         """``with torch.no_grad():`` (or ``inference_mode``, ...) inside a helper."""
@@ -437,7 +450,25 @@ class GraphAccumulation(Checker):
         outlives = bool(bindings) and all(binding.scope is not info.scope for binding in bindings)
         if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
             outlives = True
+            if info.hook_roles is not None and self._consumed_per_step(info, _accumulator_key(accumulator)):
+                return None
         return repeated if outlives else None
+
+    def _consumed_per_step(self, hook: FunctionInfo, key: str | None) -> bool:
+        """Whether what a hook method collects in ``key`` (``self.feats``) is emptied by another
+        method of its class that a training function calls: features collected for this
+        step's loss and cleared when it is computed (FitNets hints, Grad-CAM), not kept."""
+        if hook.cls is None or key is None:
+            return False
+        for name, method in hook.cls.methods.items():
+            if method is hook.node or name == "__init__" or not _empties(method.body, key):
+                continue
+            info = self.ctx.model.function_info(method)
+            for site in info.call_sites if info is not None else ():
+                caller = self.ctx.model.function_of_scope(site.scope) if site.scope is not None else None
+                if caller is not None and isinstance(caller.node, cst.FunctionDef) and _in_a_step(caller.node.body, site.call):
+                    return True
+        return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
@@ -643,23 +674,59 @@ def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpres
 def _emptied(loop: LoopNode, candidate: Candidate) -> bool:
     """Whether the accumulator (a plain local name) is rebound, deleted or cleared anywhere in
     ``loop`` other than by the accumulation itself."""
-    key = candidate.accumulator
-    pending: list[cst.CSTNode] = [loop.body]
+    return _empties(loop.body, candidate.accumulator, candidate.node, any_del=True)
+
+
+def _empties(body: cst.CSTNode, key: str, accumulation: cst.CSTNode | None = None, *, any_del: bool = False) -> bool:
+    """Whether ``body`` (not its nested functions and classes) rebinds, deletes or clears
+    ``key`` (a name or an attribute chain) other than by ``accumulation``; with ``any_del``,
+    any ``del`` statement counts (in a loop, ``del`` frees what a step made)."""
+    pending: list[cst.CSTNode] = [body]
     while pending:
         current = pending.pop()
-        if current is candidate.node:
+        if current is accumulation:
             continue
         if isinstance(current, (cst.Assign, cst.AnnAssign)):
             targets = [target.target for target in current.targets] if isinstance(current, cst.Assign) else [current.target]
             if any(key in _bound_keys(target) for target in targets):
                 return True
-        if isinstance(current, cst.Del):
+        if isinstance(current, cst.Del) and (any_del or key in _bound_keys(_container_of(current.target))):
             return True
         if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in ("clear", "pop", "popleft") and dotted_name(current.func.value) == key:
             return True
         if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             pending.extend(iter_children(current))
     return False
+
+
+def _in_a_step(body: cst.CSTNode, call: cst.Call) -> bool:
+    """Whether ``call`` is in a loop of ``body`` that itself (not a loop nested in it) calls
+    ``backward()`` or ``step()``: once per training step, not once per epoch."""
+    loop = _innermost_loop_of(body, call)
+    if loop is None:
+        return False
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in ("backward", "step"):
+            return True
+        if not isinstance(current, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return False
+
+
+def _innermost_loop_of(body: cst.CSTNode, node: cst.CSTNode) -> LoopNode | None:
+    """The innermost ``for``/``while`` of ``body`` (not of nested functions) holding ``node``."""
+    pending: list[tuple[cst.CSTNode, LoopNode | None]] = [(body, None)]
+    while pending:
+        current, loop = pending.pop()
+        if current is node:
+            return loop
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        inner = current if isinstance(current, (cst.For, cst.While)) else loop
+        pending.extend((child, inner) for child in iter_children(current))
+    return None
 
 
 def _bound_keys(target: cst.BaseExpression) -> list[str]:

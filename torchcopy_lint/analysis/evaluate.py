@@ -977,6 +977,10 @@ class Evaluator:
         if name == "map" and len(args) > 1:
             # What the function returns, for the elements it is called with (see CallSite.iterated).
             info = self.model.function_info(first.function) if first.function is not None else None
+            if info is None and first.qualname is not None and api.is_tensor_function(first.qualname) and not api.is_loss_function(first.qualname):
+                # ``map(torch.norm, grads)``: a tensor computed from each element.
+                grad, why, loss = combined([element_of(value) for value in args[1:]], off)
+                return container(tensor(grad, why, loss=loss))
             return container(self.returns(info) if info is not None else UNKNOWN)
         if name == "next":
             return element_of(first)

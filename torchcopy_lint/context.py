@@ -107,7 +107,7 @@ class FileContext:
         self.grad.names = self.names
         self.grad.model = self.model
         self.scopes = ScopeStack(self.model)
-        self.switches = RequiresGradSwitches()
+        self.switches = RequiresGradSwitches(self.model.bindings_of)
         self.tensors = TensorFacts(self)
         self.flow = FlowTracker()
         self.flow.is_optimizer = self.model.is_optimizer

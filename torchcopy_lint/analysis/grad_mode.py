@@ -186,11 +186,15 @@ class RequiresGradSwitches:
     """Walk participant: tensors whose ``requires_grad`` was switched off in this function.
 
     ``w.requires_grad = False`` or ``w.requires_grad_(False)`` (and not switched back on
-    since) makes ``w`` no longer a leaf that requires grad, from that point on.
+    since) makes ``w`` no longer a leaf that requires grad, from that point on. A plain name
+    is known by its bindings (``for p in frozen.parameters(): p.requires_grad = False`` says
+    nothing of a later ``[p.clone() for p in other.parameters()]``), an attribute chain by
+    its text (``self.w``).
     """
 
-    def __init__(self) -> None:
-        self._off: list[set[str]] = [set()]
+    def __init__(self, bindings_of: Callable[[cst.Name], tuple[object, ...]]) -> None:
+        self._bindings_of = bindings_of
+        self._off: list[set[object]] = [set()]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._off.append(set())
@@ -207,19 +211,23 @@ class RequiresGradSwitches:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
             self._switch(node.func.value, off=bool(node.args) and is_false(node.args[0].value))
 
+    def _keys(self, expr: cst.BaseExpression) -> list[object]:
+        if isinstance(expr, cst.Name):
+            return [id(binding) for binding in self._bindings_of(expr)] or [expr.value]
+        dotted = dotted_name(expr)
+        return [dotted] if dotted is not None else []
+
     def _switch(self, owner: cst.BaseExpression, off: bool) -> None:
-        dotted = dotted_name(owner)
-        if dotted is None:
-            return
-        if off:
-            self._off[-1].add(dotted)
-        else:
-            self._off[-1].discard(dotted)
+        for key in self._keys(owner):
+            if off:
+                self._off[-1].add(key)
+            else:
+                self._off[-1].discard(key)
 
     def switched_off(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
-        dotted = dotted_name(expr)
-        return dotted is not None and dotted in self._off[-1]
+        keys = self._keys(expr)
+        return bool(keys) and all(key in self._off[-1] for key in keys)
 
 
 def _inside(scope: Scope | None, outer: Scope) -> bool:

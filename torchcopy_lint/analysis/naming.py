@@ -66,6 +66,20 @@ def words(name: str) -> list[str]:
     return _WORD.findall(name)
 
 
+# Short forms of a class's last word in variable names: ``train_ds`` of a ``...Dataset``.
+_ABBREVIATIONS = {"ds": "dataset", "dset": "dataset", "mem": "memory", "buf": "buffer", "rb": "buffer"}
+
+
+def class_word(name: str) -> str | None:
+    """The word of a variable's name that may name its class's last word: ``buffer`` for
+    ``replay_buffer`` and ``rb``, ``dataset`` for ``train_ds``."""
+    parts = words(name)
+    if not parts:
+        return None
+    last = parts[-1].lower()
+    return _ABBREVIATIONS.get(last, last)
+
+
 def is_snapshot_name(name: str) -> bool:
     """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))

@@ -158,14 +158,15 @@ class SemanticModel:
 
     def class_named_like(self, name: str) -> cst.ClassDef | None:
         """The one class of this module whose name ends with the variable's last word
-        (``buffer`` and ``RolloutBuffer``, ``replay_memory`` and ``ReplayMemory``)."""
+        (``buffer`` and ``RolloutBuffer``, ``replay_memory`` and ``ReplayMemory``, ``train_ds``
+        and ``ImageTextDataset``: :func:`naming.class_word`)."""
         if self._classes_by_word is None:
             self._classes_by_word = {}
             for info in self.records.classes.values():
                 last = naming.words(info.name)[-1].lower() if naming.words(info.name) else ""
                 self._classes_by_word.setdefault(last, []).append(info.node)
-        parts = naming.words(name)
-        found = self._classes_by_word.get(parts[-1].lower(), []) if parts else []
+        word = naming.class_word(name)
+        found = self._classes_by_word.get(word, []) if word is not None else []
         return found[0] if len(found) == 1 else None
 
     def narrowing(self, name: cst.Name) -> Value | None:

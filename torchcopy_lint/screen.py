@@ -1058,12 +1058,17 @@ class _Collector(ast.NodeVisitor):
         # by name), callbacks into the parameters of the function or lambda handed over.
         for name, value in self._lambda_names:
             self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
+        instance_call = self._parameters.get("__call__", ())
         for callee, argument_keys in self._call_sites:
-            for function in _resolve(callee, self._aliases):
+            functions = _resolve(callee, self._aliases)
+            for function in functions:
                 for parameter in self._parameters.get(function, ()):
                     self._flow(parameter, argument_keys | {callee})
                 for field_name in self._namedtuples.get(function, ()):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
+            if instance_call and functions.isdisjoint(self._parameters):
+                for parameter in instance_call:  # ``stopper(val_loss, logits)``: an instance's ``__call__``
+                    self._flow(parameter, argument_keys | {callee})
         self._dispatched()
         handed: set[str] = set()
         registered = [(factory, context) for factory, context in self._made_by if not context.isdisjoint(self._registering)]

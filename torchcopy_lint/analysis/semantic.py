@@ -766,11 +766,10 @@ class SemanticModel:
                         target, offset = self.function_info(init), 1
                         break
             elif callee.cls is not None and callee.kind is Kind.OBJECT:
-                for info in self._class_chain(callee.cls):  # ``evaluator(model)``: its ``__call__``
+                for info in self._class_chain(callee.cls):  # ``early_stopping(val_loss, logits)``: its ``__call__``
                     method = info.methods.get("__call__")
-                    called = self.function_info(method) if method is not None else None
-                    if called is not None:
-                        called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1, raw.scope))
+                    if method is not None:
+                        target, offset = self.function_info(method), 1
                         break
             if target is not None:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))

@@ -328,6 +328,8 @@ class Evaluator:
             value = OBJECT
         if binding.additions:
             value = self._with_additions(value, binding.additions)
+        if value.kind is Kind.UNKNOWN and self.model.records.tensor_receivers and self.model.names.imports_torch and self.model.used_as_tensor(binding):
+            value = tensor()  # ``def f(features): ... features.new_tensor(...)``: used as a tensor
         return value
 
     def _project(self, value: Value, path: tuple[int | None, ...]) -> Value:

@@ -56,6 +56,7 @@ class SemanticModel:
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
         self._methods_by_name: dict[str, list[FunctionInfo]] | None = None
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
+        self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
         self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
@@ -84,6 +85,14 @@ class SemanticModel:
     def bindings_of(self, name: cst.Name) -> tuple[Binding, ...]:
         """The bindings that may reach this Name node (empty for builtins and unknowns)."""
         return self.records.resolution.get(id(name), ())
+
+    def used_as_tensor(self, binding: Binding) -> bool:
+        """Whether the file calls a method only tensors have on this binding's name
+        (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``): a value it does not type
+        otherwise is a tensor, as its use says."""
+        if self._used_as_tensors is None:
+            self._used_as_tensors = {id(found) for name in self.records.tensor_receivers for found in self.bindings_of(name)}
+        return id(binding) in self._used_as_tensors
 
     def same_object(self, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
         """``bindings`` and, through ``x += ...`` (which changes a tensor, array or list in

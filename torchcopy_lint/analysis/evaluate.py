@@ -303,7 +303,7 @@ class Evaluator:
         if kind in (BindingKind.ASSIGNMENT, BindingKind.WALRUS):
             value = self._project(self.value(binding.value, binding.grad_disabled), binding.path) if binding.value is not None else UNKNOWN
             if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
-                value = self._loss_named(binding) or value
+                value = self._loss_named(binding) or self._module_named(binding) or value
         elif kind is BindingKind.ANNOTATION:
             value = self.value(binding.value, binding.grad_disabled) if binding.value is not None else UNKNOWN
             if value.kind is Kind.UNKNOWN and binding.annotation is not None:
@@ -676,6 +676,14 @@ class Evaluator:
         if not any(word in name.lower() for word in ("loss", "criterion", "objective")):
             return None
         return tensor(Grad.NO if binding.grad_disabled else Grad.GRAPH, "a loss", loss=True).with_(guessed=True)
+
+    def _module_named(self, binding: Binding) -> Value | None:
+        """``model = Pipe(...)``: a module-named variable bound to a call of something the
+        file does not show (a class of another library) is a module, as a parameter of that
+        name is (a guess)."""
+        if not isinstance(binding.value, cst.Call) or binding.path or not naming.is_module_name(binding.name):
+            return None
+        return Value(Kind.MODULE, guessed=True)
 
     def _call_value(self, callee: Value, call: cst.Call, off: bool) -> Value:
         """Calling a value: a local function or class, a module, an imported callable."""

@@ -95,9 +95,16 @@ _MODEL_COPY_WORDS = frozenset(
 )
 
 
+# Words for the same model under another name on purpose: ``model_without_ddp``, the unwrapped
+# module of a DistributedDataParallel or compiled wrapper (``teacher_without_ddp = teacher``).
+_SAME_MODEL_WORDS = frozenset({"without", "unwrapped", "ddp", "dp", "orig", "wrapped", "raw", "inner", "base"})
+
+
 def is_model_copy_name(name: str) -> bool:
-    """``target_net``, ``teacher``, ``ema_model``, ``best_model``: a name for a copy of a model."""
-    return any(part.lower() in _MODEL_COPY_WORDS for part in words(name))
+    """``target_net``, ``teacher``, ``ema_model``, ``best_model``: a name for a copy of a model
+    (not ``teacher_without_ddp``, the same model unwrapped)."""
+    parts = [part.lower() for part in words(name)]
+    return any(part in _MODEL_COPY_WORDS for part in parts) and _SAME_MODEL_WORDS.isdisjoint(parts)
 
 
 # Methods of a model that return tensors (``model.encode(x)``, ``vae.decode(z)``).

@@ -51,28 +51,38 @@ class TensorFacts:
 
     def tensor_list(self, expr: cst.BaseExpression) -> str | None:
         """How ``expr`` is a list of tensors, which ``torch.tensor`` and the legacy constructors
-        turn into numbers one by one: "display" (``[a, b]``, nested ones too, every element a
-        tensor), "built" (a list grown elsewhere whose elements are tensors), or None."""
+        turn into numbers one by one: "display" (``[a, b]``, nested displays too, every element
+        a tensor), "built" (a list grown elsewhere whose elements are tensors, or a display
+        holding one: ``[[t[i] for i in idx]]``), or None."""
         if isinstance(expr, (cst.List, cst.Tuple)):
-            return "display" if self._all_tensors(expr) else None
+            return self._display_of_tensors(expr)
         value = self._ctx.value(expr)
         if value.kind is Kind.CONTAINER and value.element is not None and value.element.is_tensor:
             return "built"
         return None
 
-    def _all_tensors(self, display: cst.List | cst.Tuple) -> bool:
+    def _display_of_tensors(self, display: cst.List | cst.Tuple) -> str | None:
         if not display.elements:
-            return False
+            return None
+        how = "display"
         for element in display.elements:
             if isinstance(element, cst.StarredElement):
-                return False
+                return None
             value = element.value
             if isinstance(value, (cst.List, cst.Tuple)):
-                if not self._all_tensors(value):
-                    return False
-            elif not self._ctx.value(value).is_tensor:
-                return False
-        return True
+                inner = self._display_of_tensors(value)
+                if inner is None:
+                    return None
+                how = "built" if inner == "built" else how
+                continue
+            found = self._ctx.value(value)
+            if found.is_tensor:
+                continue
+            if found.kind is Kind.CONTAINER and found.element is not None and found.element.is_tensor:
+                how = "built"  # a comprehension of tensors inside the display
+                continue
+            return None
+        return how
 
     def grad_evidence(self, expr: cst.BaseExpression) -> str | None:
         value = self._ctx.value(expr)

@@ -125,7 +125,8 @@ class TensorCopyConstruct(Checker):
         elif how == "built":
             # A list of tensors built elsewhere (appended in a loop, a comprehension): no fix,
             # the file does not show the list's shape.
-            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"torch.stack({_short(data)}).detach(){options}")
+            stacked = f"torch.stack({_short(data)})" if not isinstance(data, (cst.List, cst.Tuple)) else "torch.stack([...])"
+            self.report(node, call=f"{call} on a list of tensors", effect=EFFECT_LIST, instead=f"{stacked}.detach(){options}")
 
     def _check_map(self, node: cst.Call) -> None:
         """``map(torch.tensor, xs)`` over tensors: each element copy-constructed."""

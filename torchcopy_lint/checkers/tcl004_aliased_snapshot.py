@@ -358,7 +358,9 @@ class AliasedSnapshot(Checker):
         if found is None:
             return
         taken, root = found
-        snapshot = _Snapshot(node, self.ctx.top_statement, _short(value), taken, point, source_root=root)
+        # A module kept by reference reads as the assignment (``best_model = model``).
+        text = f"{_short(target, 30)} = {_short(value)}" if taken.reference else _short(value)
+        snapshot = _Snapshot(node, self.ctx.top_statement, text, taken, point, source_root=root)
         if isinstance(target, cst.Name):
             if target.value == root:
                 return  # ``x = x.detach()``: the source is no longer reachable by its name

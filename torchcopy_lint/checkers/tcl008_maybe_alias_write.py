@@ -119,6 +119,10 @@ def _describe(call: cst.Call) -> str:
     text = " ".join(code_of(call).split())
     if len(text) > 60:
         text = text[:57] + "..."
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and isinstance(func.value, (cst.Name, cst.Attribute)) and keyword_arg(call, "force") is None:
+        # ``x.numpy()`` of the tensor itself never copies: it shares or raises (GPU, grad).
+        return f"`{text}` shares the tensor's memory"
     return f"`{text}` copies only for some layouts, dtypes or devices"
 
 

@@ -779,6 +779,8 @@ class _Collector(ast.NodeVisitor):
         self.facts.identifiers.add(node.attr)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
             self._snapshot(self.keys_in(node.value))  # ``w.data`` shares ``w``'s storage
+        elif node.attr == "grad" and isinstance(node.value, ast.Name):
+            self._flow(self._key(node.value.id), (REQUIRES_GRAD,))  # ``p.grad``: the model reads ``p`` as a leaf
         self.generic_visit(node)
 
     def visit_keyword(self, node: ast.keyword) -> None:

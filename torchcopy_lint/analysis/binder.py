@@ -29,7 +29,7 @@ from torchcopy_lint.analysis.bindings import (
 )
 from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS
+from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -558,6 +558,10 @@ class Binder:
 
     visit_Yield = _visit_yield
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "grad" and isinstance(node.value, cst.Name):
+            self.records.grad_owners.append(node.value)  # only a leaf that requires grad gets a ``.grad``
+
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -568,8 +572,9 @@ class Binder:
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if isinstance(func.value, cst.Name) and (method in TENSOR_ONLY_METHODS or any(argument.keyword is not None and argument.keyword.value in TENSOR_ONLY_KEYWORDS for argument in node.args)):
-            self.records.tensor_receivers.append(func.value)  # ``x.detach()``, ``x.sum(dim=1)``: ``x`` is a tensor
+        if isinstance(func.value, cst.Name) and (method in TENSOR_ONLY_METHODS or writes_values(method) or any(argument.keyword is not None and argument.keyword.value in TENSOR_ONLY_KEYWORDS for argument in node.args)):
+            # ``x.detach()``, ``x.sub_(m)``, ``x.sum(dim=1)``: only a tensor has such a method.
+            self.records.tensor_receivers.append(func.value)
         positional = positional_args(node)
         adder = _ADDERS.get(method)
         if adder is not None and len(positional) > adder[0]:
@@ -657,6 +662,7 @@ class Records:
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
+    grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad
     imports_torch: bool = False
 
 

@@ -44,6 +44,10 @@ def is_basic_index(subscript: cst.Subscript) -> bool:
 def string_value(expr: cst.BaseExpression) -> str | None:
     """The value of a plain string literal (``"weight"``), else None."""
     if isinstance(expr, cst.SimpleString):
+        text = expr.value
+        quote = text[:1]
+        if quote in ("'", '"') and "\\" not in text and text[:3] not in ('"""', "'''"):
+            return text[1:-1]  # the usual case, without LibCST's ``ast.literal_eval`` (a parse per string)
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None

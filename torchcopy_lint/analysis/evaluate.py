@@ -328,9 +328,26 @@ class Evaluator:
             value = OBJECT
         if binding.additions:
             value = self._with_additions(value, binding.additions)
-        if value.kind is Kind.UNKNOWN and self.model.records.tensor_receivers and self.model.names.imports_torch and self.model.used_as_tensor(binding):
-            value = tensor()  # ``def f(features): ... features.new_tensor(...)``: used as a tensor
+        if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
+            if self.model.records.grad_owners and self.model.used_as_leaf(binding):
+                value = tensor(Grad.LEAF, "a tensor whose .grad is read")
+            elif self.model.records.tensor_receivers and self.model.used_as_tensor(binding):
+                value = self._used_as_tensor(binding)
         return value
+
+    def _used_as_tensor(self, binding: Binding) -> Value:
+        """A binding the file uses as a tensor (``features.new_tensor(...)``, ``adv.sub_(m)``)
+        that nothing else types: a tensor; bound to a method that keeps a tensor a tensor
+        (``adv = advantages.reshape(-1)``), that method's result on a tensor, so the alias to
+        what it was called on is kept (an untyped argument written through ``reshape``)."""
+        call = binding.value if binding.kind is BindingKind.ASSIGNMENT and not binding.path else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
+            method = call.func.attr.value
+            if method in api.VIEW_METHODS or method in api.MAYBE_ALIAS_METHODS or method in api.DETACHING_METHODS:
+                receiver = self.value(call.func.value, binding.grad_disabled)
+                if receiver.kind is Kind.UNKNOWN:
+                    return self._tensor_method(tensor(receiver.grad), call.func.value, method, call, binding.grad_disabled)
+        return tensor()
 
     def _project(self, value: Value, path: tuple[int | None, ...]) -> Value:
         for index in path:

@@ -52,11 +52,14 @@ class SemanticModel:
         self._frozen: set[object] | None = None  # keys of modules the file freezes (see is_frozen)
         self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
         self._without_grad: dict[int, bool] = {}
+        self._framework_without_grad: dict[int, bool] = {}  # id(function) -> a framework calls it under no_grad
+        self._class_chains: dict[int, list[ClassInfo]] = {}  # id(class) -> it and its local bases
         self._receiver_classes: dict[int, cst.ClassDef | None] = {}
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
         self._methods_by_name: dict[str, list[FunctionInfo]] | None = None
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
         self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
+        self._used_as_leaves: set[int] | None = None  # ids of bindings whose ``.grad`` the file reads or sets
         self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
@@ -93,6 +96,13 @@ class SemanticModel:
         if self._used_as_tensors is None:
             self._used_as_tensors = {id(found) for name in self.records.tensor_receivers for found in self.bindings_of(name)}
         return id(binding) in self._used_as_tensors
+
+    def used_as_leaf(self, binding: Binding) -> bool:
+        """Whether the file reads (or sets) this binding's ``.grad``: autograd fills it only for
+        a leaf that requires grad (``for p in params: p.add_(p.grad, alpha=-lr)``)."""
+        if self._used_as_leaves is None:
+            self._used_as_leaves = {id(found) for name in self.records.grad_owners for found in self.bindings_of(name)}
+        return id(binding) in self._used_as_leaves
 
     def same_object(self, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
         """``bindings`` and, through ``x += ...`` (which changes a tensor, array or list in
@@ -274,7 +284,14 @@ class SemanticModel:
         info = self.function_of_scope(scope) if scope is not None else None
         if info is None:
             return False
-        if self._called_by_framework_without_grad(info):
+        key = id(info.node)
+        found = self._without_grad.get(key)
+        if found is not None:
+            return found
+        framework = self._framework_without_grad.get(key)
+        if framework is None:
+            framework = self._framework_without_grad[key] = self._called_by_framework_without_grad(info)
+        if framework:
             return True
         sites = [*info.call_sites, *info.indirect_calls]
         if not sites:
@@ -282,10 +299,6 @@ class SemanticModel:
             # (``map(lambda b: evaluate(b), loader)``): it runs in that region's mode.
             # Not a hook: it runs at each forward or backward pass, wherever it was registered.
             return isinstance(info.node, cst.Lambda) and info.made_without_grad and info.hook_roles is None
-        key = id(info.node)
-        found = self._without_grad.get(key)
-        if found is not None:
-            return found
         self._without_grad[key] = False  # recursion: assume grad on
         result = all(site.grad_disabled or self.runs_without_grad(site.scope) for site in sites)
         self._without_grad[key] = result
@@ -444,6 +457,12 @@ class SemanticModel:
 
     def _class_chain(self, node: cst.ClassDef) -> list[ClassInfo]:
         """The class and its bases defined in this module, in method resolution order (roughly)."""
+        found = self._class_chains.get(id(node))
+        if found is None:
+            found = self._class_chains[id(node)] = self._find_class_chain(node)
+        return found
+
+    def _find_class_chain(self, node: cst.ClassDef) -> list[ClassInfo]:
         chain: list[ClassInfo] = []
         pending = [node]
         while pending and len(chain) < 16:

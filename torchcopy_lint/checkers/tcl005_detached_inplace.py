@@ -44,6 +44,7 @@ class _Write:
     holder: str = ""  # the name bound to the detached alias (``d``)
     alias: str = ".detach()"  # how the alias was made: ``.detach()`` or ``.data``
     outlives: str | None = None  # why the source is used after this function anyway
+    copied: str = ""  # what to copy instead (``losses[0]`` of ``losses[0].detach()``; the source by default)
 
 
 @dataclass
@@ -148,30 +149,43 @@ class DetachedInplace(Checker):
             else:
                 break
         source = self._detached_source(receiver)
-        if source is None or not self._used_as_value(node):
+        if source is None:
+            return
+        use = self._use_of_chain(node)
+        if use == "value":
+            reason = "and the result is used as a separate value"
+        elif use == "statement" and self.ctx.value(source).has_history and not self.ctx.grad.disabled:
+            # ``out.detach().div_(norm)`` on a module output: the forward value changes, its
+            # gradient does not know (a parameter updated so, as swa_utils does, is no such case).
+            reason = "which has autograd history: its gradient does not see the change"
+        else:
             return
         self.report(
             node,
-            fix=_clone_after_detach(receiver),
+            fix=_clone_after_detach(receiver) if use == "value" else None,  # a copy written by a statement would be lost
             view=_short(func.value),
             source=_short(source),
+            copy=f"{_short(source)}.detach().clone()",
             operation=f".{func.attr.value}(...)",
             alias=".detach()",
-            reason="and the result is used as a separate value",
+            reason=reason,
         )
 
-    def _used_as_value(self, node: cst.Call) -> bool:
-        """False for a standalone statement ``p.detach().copy_(q)`` and for a link of a
-        longer in-place chain (``x.detach().mul_(2).add_(1)``: the last call decides)."""
+    def _use_of_chain(self, node: cst.Call) -> str:
+        """"statement" for a standalone statement ``p.detach().copy_(q)``, "link" for a link
+        of a longer in-place chain (``x.detach().mul_(2).add_(1)``: the last call decides) or
+        a callback's body (``module.apply(lambda m: ...)``), else "value"."""
         parents = self.ctx.parents
         parent = parents[-1] if parents else None
-        if isinstance(parent, (cst.Expr, cst.Lambda)):
-            return False  # a statement, or a callback's body (``module.apply(lambda m: ...)``)
+        if isinstance(parent, cst.Expr):
+            return "statement"
+        if isinstance(parent, cst.Lambda):
+            return "link"
         if isinstance(parent, cst.Attribute) and parent.value is node and len(parents) > 1:
             grand = parents[-2]
             if isinstance(grand, cst.Call) and grand.func is parent and writes_values(parent.attr.value):
-                return False
-        return True
+                return "link"
+        return "value"
 
     # -- writes through a name bound to ``x.detach()`` -----------------------------------
     def _record(self, node: cst.CSTNode) -> None:
@@ -195,7 +209,18 @@ class DetachedInplace(Checker):
             made = ".data" if alias.how is AliasHow.DATA else ".detach()"
         if not self._tensor_source(source):
             return
+        copied = _short(source)
+        if isinstance(source, cst.Name) and source_value.alias is not None and source_value.alias.how is AliasHow.VIEW:
+            bindings = self.ctx.bindings_of(source)
+            if bindings and all(binding.kind is BindingKind.COMPREHENSION_TARGET for binding in bindings):
+                # ``[t.detach() for t in h.split(8)]``: each ``t`` is a view of ``h``, which outlives the comprehension.
+                source, source_value = source_value.alias.source, source_value.alias.source_value
         dotted = dotted_name(source)
+        if dotted is None and isinstance(source, cst.Subscript):
+            root = source
+            while isinstance(root, cst.Subscript):
+                root = root.value
+            dotted = root.value if isinstance(root, cst.Name) else None  # ``losses[0].detach()``: an item of ``losses``
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source
         state = self._states[-1]
@@ -204,7 +229,7 @@ class DetachedInplace(Checker):
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, made, self._outlives(source, source_value))
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, made, self._outlives(source, source_value), copied)
         state.writes.append(record)
 
     def _untyped_data(self, view: cst.Name) -> cst.BaseExpression | None:
@@ -281,4 +306,4 @@ class DetachedInplace(Checker):
                 # its own, while the write changed the module's weight.
                 reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"
             if reason is not None:
-                self.report(write.node, write.fix, top=write.top, view=write.view, source=write.source, operation=write.operation, alias=write.alias, reason=reason)
+                self.report(write.node, write.fix, top=write.top, view=write.view, source=write.source, copy=f"{write.copied or write.source}.detach().clone()", operation=write.operation, alias=write.alias, reason=reason)

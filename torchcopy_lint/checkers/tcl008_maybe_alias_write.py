@@ -263,8 +263,10 @@ class MaybeAliasWrite(Checker):
         func = node.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if writes_values(method):
-                self._write(node, func.value, numpy_ok=False, tensor_ok=True)
+            receiver = func.value
+            if writes_values(method) and not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and writes_values(receiver.func.attr.value)):
+                # ``adv.sub_(m).div_(s)``: one write, reported at its first link.
+                self._write(node, receiver, numpy_ok=False, tensor_ok=True)
             elif method in NUMPY_INPLACE_METHODS:
                 self._write(node, func.value, numpy_ok=True, tensor_ok=False)
         out = keyword_arg(node, "out")

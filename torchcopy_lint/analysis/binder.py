@@ -568,6 +568,8 @@ class Binder:
         if isinstance(func, (cst.Name, cst.Subscript)) or by_name(func) is not None:
             # a name, ``handlers[mode](...)``, or ``getattr(obj, name)(...)``
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+            if isinstance(func, cst.Name) and func.value in ("isinstance", "type") and node.args and isinstance(node.args[0].value, cst.Name):
+                self.records.type_tested.append(node.args[0].value)  # ``type(scales) is list``: a value of several types
             return
         if not isinstance(func, cst.Attribute):
             return
@@ -663,6 +665,7 @@ class Records:
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
     grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad
+    type_tested: list[cst.Name] = field(default_factory=list)  # names given to ``isinstance`` or ``type``: their uses do not type them
     imports_torch: bool = False
 
 

@@ -92,17 +92,23 @@ class SemanticModel:
     def used_as_tensor(self, binding: Binding) -> bool:
         """Whether the file calls a method only tensors have on this binding's name
         (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``): a value it does not type
-        otherwise is a tensor, as its use says."""
+        otherwise is a tensor, as its use says (unless the file tests its type: then it may
+        be something else where it is not used so)."""
         if self._used_as_tensors is None:
-            self._used_as_tensors = {id(found) for name in self.records.tensor_receivers for found in self.bindings_of(name)}
+            self._used_as_tensors = {id(found) for name in self.records.tensor_receivers for found in self.bindings_of(name)} - self._type_tested()
         return id(binding) in self._used_as_tensors
 
     def used_as_leaf(self, binding: Binding) -> bool:
         """Whether the file reads (or sets) this binding's ``.grad``: autograd fills it only for
         a leaf that requires grad (``for p in params: p.add_(p.grad, alpha=-lr)``)."""
         if self._used_as_leaves is None:
-            self._used_as_leaves = {id(found) for name in self.records.grad_owners for found in self.bindings_of(name)}
+            self._used_as_leaves = {id(found) for name in self.records.grad_owners for found in self.bindings_of(name)} - self._type_tested()
         return id(binding) in self._used_as_leaves
+
+    def _type_tested(self) -> set[int]:
+        """Bindings the file tests the type of (``isinstance(x, list)``, ``type(x) is list``):
+        a value that may be one of several types, which one use does not decide."""
+        return {id(found) for name in self.records.type_tested for found in self.bindings_of(name)}
 
     def same_object(self, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
         """``bindings`` and, through ``x += ...`` (which changes a tensor, array or list in

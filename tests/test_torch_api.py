@@ -138,6 +138,17 @@ def test_conversion_methods_are_missing_on_numbers_and_arrays() -> None:
             assert isinstance(getattr(torch.arange(3) == 1, name)(), torch.Tensor)
 
 
+def test_floating_dtypes_are_floating_and_integers_converted_to_them_are_copies() -> None:
+    for qualname in api.FLOATING_DTYPES:
+        dtype = getattr(torch, qualname.split(".", 1)[1])
+        assert isinstance(dtype, torch.dtype) and dtype.is_floating_point, qualname
+        for source in (torch.arange(4), torch.arange(4) > 1):
+            assert source.to(dtype).data_ptr() != source.data_ptr()
+    for method in ("float", "double", "half", "bfloat16"):
+        integers = torch.arange(4)
+        assert getattr(integers, method)().data_ptr() != integers.data_ptr()
+
+
 def test_tensor_only_keywords_are_tensor_reductions_keywords_not_numpy_ones() -> None:
     """``x.sum(dim=1)``: numpy's and pandas' methods say ``axis``/``keepdims``."""
     numpy = pytest.importorskip("numpy")

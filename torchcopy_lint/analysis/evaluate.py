@@ -52,6 +52,8 @@ PARAMETER = tensor(Grad.LEAF, "an nn.Parameter")
 SIZE = Value(Kind.CONTAINER, element=SCALAR, qualname="torch.Size")
 MODULE_OUTPUT = "a module output"
 FROZEN_OUTPUT = "a frozen module's output"
+INTEGERS = "a tensor of integers"  # argmax, comparisons ...: converting it to a floating dtype always copies
+_FLOAT_CONVERSIONS = frozenset({"float", "double", "half", "bfloat16", "cfloat", "cdouble"})
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
 _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 # torch.nn modules without parameters: their output has the history of their input only.
@@ -209,7 +211,7 @@ class Evaluator:
                 return SCALAR  # ``s is not None``, ``k in d``: a bool, even of a tensor
             left = self.value(expr.left, off)
             if left.kind is Kind.TENSOR or any(self.value(target.comparator, off).kind is Kind.TENSOR for target in expr.comparisons):
-                return tensor(Grad.NO)
+                return tensor(Grad.NO, INTEGERS)
             return SCALAR
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return SCALAR
@@ -328,12 +330,21 @@ class Evaluator:
             value = OBJECT
         if binding.additions:
             value = self._with_additions(value, binding.additions)
-        if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
+        if value.kind is Kind.UNKNOWN and self.model.names.imports_torch and not self._made_by_another_library(binding):
             if self.model.records.grad_owners and self.model.used_as_leaf(binding):
                 value = tensor(Grad.LEAF, "a tensor whose .grad is read")
             elif self.model.records.tensor_receivers and self.model.used_as_tensor(binding):
                 value = self._used_as_tensor(binding)
         return value
+
+    def _made_by_another_library(self, binding: Binding) -> bool:
+        """``x = ti.field(...)``: what another library made keeps its own ``.grad`` and in-place
+        methods; its uses do not make it a tensor."""
+        value = binding.value
+        if not isinstance(value, cst.Call):
+            return False
+        qualname = self.model.names.qualname(value.func)
+        return qualname is not None and not qualname.startswith("torch")
 
     def _used_as_tensor(self, binding: Binding) -> Value:
         """A binding the file uses as a tensor (``features.new_tensor(...)``, ``adv.sub_(m)``)
@@ -599,7 +610,7 @@ class Evaluator:
         if attr in api.TENSOR_META_ATTRIBUTES:
             return SCALAR if attr in ("requires_grad", "is_leaf", "ndim", "is_cuda", "is_sparse", "itemsize", "nbytes") else OBJECT
         if attr in api.RETURN_TYPE_FIELDS:  # ``x.max(dim).values``: a field of the named tuple a method returned
-            return tensor(Grad.NO, "a tensor of integers") if attr in api.INTEGER_RETURN_FIELDS else tensor(receiver.grad, receiver.why)
+            return tensor(Grad.NO, INTEGERS) if attr in api.INTEGER_RETURN_FIELDS else tensor(receiver.grad, receiver.why)
         return UNKNOWN
 
     def _unknown_attribute(self, expr: cst.Attribute, attr: str) -> Value:
@@ -1062,8 +1073,8 @@ class Evaluator:
             if self.model.names.imports_torch:
                 # ``(pred == y).float()`` of values the file does not type: numbers and arrays
                 # have no such method, so the comparison (or arithmetic) was a tensor's.
-                grad = Grad.NO if isinstance(source, cst.Comparison) else receiver.grad
-                return self._tensor_method(tensor(grad), source, method, call, off)
+                made = tensor(Grad.NO, INTEGERS) if isinstance(source, cst.Comparison) else tensor(receiver.grad)
+                return self._tensor_method(made, source, method, call, off)
         if receiver.kind is Kind.UNKNOWN:
             return self._unknown_method(receiver, source, method, call, off)
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
@@ -1100,13 +1111,14 @@ class Evaluator:
             return container(receiver.with_(alias=_view_alias(receiver, source)))
         if method in api.INTEGER_RESULT_METHODS:
             alias = Alias(AliasHow.MAYBE, source, receiver, call) if method in api.MAYBE_ALIAS_METHODS else None
-            return tensor(Grad.NO, alias=alias)
+            return tensor(Grad.NO, INTEGERS, alias=alias)
         if method in api.MAYBE_ALIAS_METHODS:
             if method == "type" and not call.args:
                 return SCALAR  # the type's name
             copy = keyword_arg(call, "copy")
-            if copy is not None and is_true(copy.value):
-                return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
+            if copy is not None and is_true(copy.value) or receiver.why == INTEGERS and self._to_floating(method, call):
+                # an explicit copy, or integers (booleans) made floating: never the receiver's memory
+                return tensor(derived(receiver.grad, off), receiver.why if receiver.why != INTEGERS else None, loss=receiver.loss)
             return tensor(derived(receiver.grad, off), receiver.why, Alias(AliasHow.MAYBE, source, receiver, call), receiver.loss)
         pair = self._values_and_indices(receiver, method, [argument for argument in call.args if argument.keyword is None], call, off)
         if pair is not None:
@@ -1121,6 +1133,15 @@ class Evaluator:
             return tensor(grad, why, loss=loss)
         return UNKNOWN
 
+    def _to_floating(self, method: str, call: cst.Call) -> bool:
+        """``.float()``, ``.to(torch.float32)``, ``.to(dtype=torch.half)``: a floating dtype."""
+        if method in _FLOAT_CONVERSIONS:
+            return True
+        if method not in ("to", "type"):
+            return False
+        given = [argument.value for argument in call.args if argument.keyword is None or argument.keyword.value == "dtype"]
+        return any((self.model.names.torch_qualname(value) or "") in api.FLOATING_DTYPES for value in given)
+
     def _values_and_indices(self, receiver: Value, method: str, rest: list[cst.Arg], call: cst.Call, off: bool) -> Value | None:
         """``x.max(1)``, ``torch.sort(x)``: the named tuple ``(values, indices)``, values with
         the receiver's history, indices integers without any (``_, predicted = torch.max(out, 1)``)."""
@@ -1131,7 +1152,7 @@ class Evaluator:
             if dim is None and not (rest and self.value(rest[0].value, off).kind is Kind.SCALAR):
                 return None  # ``x.max()``, ``torch.max(a, b)``: a tensor
         values = tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
-        indices = tensor(Grad.NO, "a tensor of integers")
+        indices = tensor(Grad.NO, INTEGERS)
         return Value(Kind.CONTAINER, element=join(values, indices, numeric=False), items=(values, indices), fields=(("values", values), ("indices", indices)), qualname=NAMEDTUPLE)
 
     def _distribution_method(self, receiver: Value, method: str, call: cst.Call, off: bool) -> Value:

@@ -51,6 +51,8 @@ LEGACY_DTYPES = {
     "Byte": "torch.uint8",
     "Bool": "torch.bool",
 }
+# Floating dtypes: converting integers or booleans to one (``.to(torch.float32)``) always copies.
+FLOATING_DTYPES = frozenset({"torch.float", "torch.float32", "torch.double", "torch.float64", "torch.half", "torch.float16", "torch.bfloat16"})
 LEGACY_TENSOR_TYPES = _qualified(("torch.", "torch.cuda."), (f"{kind}Tensor" for kind in LEGACY_DTYPES))
 LEGACY_CONSTRUCTORS = LEGACY_TENSOR_TYPES | {"torch.Tensor"}
 GRAD_SCALER_CLASSES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"})

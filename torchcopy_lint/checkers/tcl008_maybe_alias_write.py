@@ -329,7 +329,7 @@ class MaybeAliasWrite(Checker):
         used = {id(binding) for binding in self._root_bindings(node)}
         remaining = []
         for pending in self._pending:
-            if pending.origin.source == key and used & {id(binding) for binding in pending.origin.bindings}:
+            if pending.origin.source == key and used & {id(binding) for binding in pending.origin.bindings} and not _other_branch(parents, node, pending.node):
                 self._report(pending, f"`{key}` is used afterwards")
             else:
                 remaining.append(pending)
@@ -365,6 +365,20 @@ class MaybeAliasWrite(Checker):
                 return True
             alias = alias.source_value.alias
         return True
+
+
+def _other_branch(parents: list[cst.CSTNode], node: cst.CSTNode, write: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the ``else`` of a conditional whose other branch holds ``write``
+    (``img.float().div_(255) if img.dtype == torch.uint8 else img``): it runs instead of the
+    write, not after it."""
+    child = node
+    for parent in reversed(parents):
+        if isinstance(parent, cst.IfExp) and parent.orelse is child and contains(parent.body, write):
+            return True
+        if isinstance(parent, cst.If) and parent.orelse is child and contains(parent.body, write):
+            return True
+        child = parent
+    return False
 
 
 _REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})

@@ -331,10 +331,12 @@ class Evaluator:
         if binding.additions:
             value = self._with_additions(value, binding.additions)
         if value.kind is Kind.UNKNOWN and self.model.names.imports_torch and not self._made_by_another_library(binding):
+            # Evidence, not proof (a duck-typed object may have such methods): marked as guesses,
+            # so that rules asking for a tensor the file shows, and safe fixes, do not rest on it.
             if self.model.records.grad_owners and self.model.used_as_leaf(binding):
-                value = tensor(Grad.LEAF, "a tensor whose .grad is read")
+                value = tensor(Grad.LEAF, "a tensor whose .grad is read").with_(guessed=True)
             elif self.model.records.tensor_receivers and self.model.used_as_tensor(binding):
-                value = self._used_as_tensor(binding)
+                value = self._used_as_tensor(binding).with_(guessed=True)
         return value
 
     def _made_by_another_library(self, binding: Binding) -> bool:

@@ -24,14 +24,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 
 from torchcopy_lint.patterns import PathPatterns, lexical_absolute
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, parse_size
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10
-    import tomli as tomllib
+
+
+def _toml() -> ModuleType:
+    """The TOML parser, imported when a file is read (not for ``--isolated`` runs)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10
+        import tomli as tomllib
+    return tomllib
 
 TABLE = "torchcopy-lint"
 MISSPELLED_TABLE = "torchcopy_lint"  # the import name; ignored, with a warning
@@ -143,6 +149,7 @@ def _size(value: object, path: Path) -> int:
 
 
 def _read_toml(path: Path) -> dict[str, object]:
+    tomllib = _toml()
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -187,6 +194,7 @@ def _has_our_table(path: Path, warn: Callable[[str], None]) -> bool:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    tomllib = _toml()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:

@@ -23,7 +23,6 @@ from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
 from torchcopy_lint.engine import FileRun, file_error, rules_for
 from torchcopy_lint.fixes.write import remove_temporaries
-from torchcopy_lint.notebook import check_notebook_file, is_notebook
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 from torchcopy_lint.stopping import Stopped, raise_stopped  # noqa: F401 - re-exported
 
@@ -45,6 +44,8 @@ class Job:
 
 def check_file(path: Path, codes: frozenset[str], max_file_size: int | None = DEFAULT_MAX_FILE_SIZE) -> FileResult:
     """Read and check one file; every failure becomes a FileError."""
+    from torchcopy_lint.notebook import check_notebook_file, is_notebook  # here: a full cache hit never checks a file
+
     if is_notebook(str(path)):
         return check_notebook_file(path, codes, max_file_size)
     try:

@@ -60,6 +60,7 @@ class SemanticModel:
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
         self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
         self._used_as_leaves: set[int] | None = None  # ids of bindings whose ``.grad`` the file reads or sets
+        self._type_tested_ids: set[int] | None = None  # ids of bindings given to ``isinstance``/``type``
         self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
         self._build_indexes()
@@ -95,20 +96,25 @@ class SemanticModel:
         otherwise is a tensor, as its use says (unless the file tests its type: then it may
         be something else where it is not used so)."""
         if self._used_as_tensors is None:
-            self._used_as_tensors = {id(found) for name in self.records.tensor_receivers for found in self.bindings_of(name)} - self._type_tested()
+            self._used_as_tensors = self._binding_ids(self.records.tensor_receivers) - self._type_tested()
         return id(binding) in self._used_as_tensors
 
     def used_as_leaf(self, binding: Binding) -> bool:
         """Whether the file reads (or sets) this binding's ``.grad``: autograd fills it only for
         a leaf that requires grad (``for p in params: p.add_(p.grad, alpha=-lr)``)."""
         if self._used_as_leaves is None:
-            self._used_as_leaves = {id(found) for name in self.records.grad_owners for found in self.bindings_of(name)} - self._type_tested()
+            self._used_as_leaves = self._binding_ids(self.records.grad_owners) - self._type_tested()
         return id(binding) in self._used_as_leaves
 
     def _type_tested(self) -> set[int]:
         """Bindings the file tests the type of (``isinstance(x, list)``, ``type(x) is list``):
         a value that may be one of several types, which one use does not decide."""
-        return {id(found) for name in self.records.type_tested for found in self.bindings_of(name)}
+        if self._type_tested_ids is None:
+            self._type_tested_ids = self._binding_ids(self.records.type_tested)
+        return self._type_tested_ids
+
+    def _binding_ids(self, names: list[cst.Name]) -> set[int]:
+        return {id(found) for name in names for found in self.bindings_of(name)}
 
     def same_object(self, bindings: tuple[Binding, ...]) -> tuple[Binding, ...]:
         """``bindings`` and, through ``x += ...`` (which changes a tensor, array or list in

@@ -241,9 +241,10 @@ class FileRun:
         ctx = self.context
         if not ctx.findings:
             return {}
-        from torchcopy_lint.positions import locate  # code generation: only for files with findings
+        from torchcopy_lint.positions import ast_lines_up, locate  # code generation: only for files with findings
 
-        return locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings])
+        tree = self.tree if ast_lines_up(self.text) else None
+        return locate(ctx.module, [(raw.node, raw.statement_index) for raw in ctx.findings], tree)
 
     @cached_property
     def _noqa(self) -> dict[int, frozenset[str] | None]:

@@ -14,6 +14,8 @@ part of the class, not a position-recording pass over all of it (measured:
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterable
 
 from torchcopy_lint.lazy import cst
@@ -28,8 +30,71 @@ class _Computed:
         self._computed: dict[cst.CSTNode, object] = {}
 
 
-def statement_start_lines(module: cst.Module, wanted: set[int]) -> dict[int, int]:
-    """1-based first line of each top-level statement whose index is in ``wanted``."""
+# LibCST's compound statements and the ``ast`` nodes they become (a simple statement line
+# becomes one ``ast`` statement per small statement).
+_AST_TYPES: dict[str, tuple[type[ast.stmt], ...]] = {
+    "FunctionDef": (ast.FunctionDef, ast.AsyncFunctionDef),
+    "ClassDef": (ast.ClassDef,),
+    "If": (ast.If,),
+    "For": (ast.For, ast.AsyncFor),
+    "While": (ast.While,),
+    "With": (ast.With, ast.AsyncWith),
+    "Try": (ast.Try,),
+    "TryStar": tuple(getattr(ast, name) for name in ("TryStar",) if hasattr(ast, name)),
+    "Match": tuple(getattr(ast, name) for name in ("Match",) if hasattr(ast, name)),
+}
+
+
+_LONE_CONTINUATION = re.compile(r"^[ \t\f]*\\\r?$", re.MULTILINE)
+
+
+def ast_lines_up(text: str) -> bool:
+    """Whether :func:`statement_start_lines` may read ``text``'s ``ast``: not where a line holds
+    only a backslash continuation (LibCST starts the next statement there, ``ast`` after it)."""
+    return "\\" not in text or _LONE_CONTINUATION.search(text) is None
+
+
+def _starts_from_ast(module: cst.Module, tree: ast.Module, wanted: set[int]) -> dict[int, int] | None:
+    """:func:`statement_start_lines` read off Python's ``ast`` of the same text: the line of the
+    statement's first token (its first decorator's), less the comment and blank lines LibCST
+    counts as the statement's own. None when the two trees do not line up (never expected)."""
+    starts: dict[int, int] = {}
+    last = max(wanted) if wanted else -1
+    position = 0  # index in tree.body of the statement module.body[index] begins with
+    for index, statement in enumerate(module.body):
+        if index > last:
+            break
+        if position >= len(tree.body):
+            return None
+        node = tree.body[position]
+        small = type(statement) is cst.SimpleStatementLine
+        if not small and not isinstance(node, _AST_TYPES.get(type(statement).__name__, ())):
+            return None
+        if index in wanted:
+            leading = len(statement.leading_lines)
+            decorators = getattr(statement, "decorators", ())
+            if decorators:
+                if not node.decorator_list:  # type: ignore[attr-defined]
+                    return None
+                first = node.decorator_list[0].lineno  # type: ignore[attr-defined]
+                leading += len(decorators[0].leading_lines)
+            else:
+                first = node.lineno
+            starts[index] = first - leading
+        position += len(statement.body) if small else 1  # type: ignore[arg-type]
+    return starts
+
+
+def statement_start_lines(module: cst.Module, wanted: set[int], tree: ast.Module | None = None) -> dict[int, int]:
+    """1-based first line of each top-level statement whose index is in ``wanted``.
+
+    With Python's ``ast`` of the same text (``tree``) the lines are read off it; else
+    (newer syntax, an edited tree) the module is generated up to the last one wanted.
+    """
+    if tree is not None:
+        starts = _starts_from_ast(module, tree, wanted)
+        if starts is not None:
+            return starts
     state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
     for line in module.header:
         line._codegen(state)
@@ -96,10 +161,11 @@ class _StatementFinder(CodegenState):
             self.statements.pop()
 
 
-def locate(module: cst.Module, targets: Iterable[tuple[cst.CSTNode, int]]) -> dict[int, Span]:
-    """Positions of ``(node, top-level statement index)`` pairs, keyed by ``id(node)``."""
+def locate(module: cst.Module, targets: Iterable[tuple[cst.CSTNode, int]], tree: ast.Module | None = None) -> dict[int, Span]:
+    """Positions of ``(node, top-level statement index)`` pairs, keyed by ``id(node)``
+    (``tree``: Python's ``ast`` of the module's text, when there is one)."""
     targets = list(targets)
-    starts = statement_start_lines(module, {index for _, index in targets})
+    starts = statement_start_lines(module, {index for _, index in targets}, tree)
     by_statement: dict[int, set[int]] = {}
     for node, index in targets:
         by_statement.setdefault(index, set()).add(id(node))

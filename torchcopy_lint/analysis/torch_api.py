@@ -143,12 +143,30 @@ TENSOR_FUNCTIONS = _qualified(("torch.",), CREATION_FUNCTIONS | COMPUTING_FUNCTI
 MAYBE_ALIAS_FUNCTIONS = frozenset({"torch.reshape", "torch.flatten", "torch.ravel", "torch.as_tensor", "torch.asarray"})
 # torch.nn.functional losses whose names do not say "loss".
 LOSS_FUNCTION_NAMES = _words("cross_entropy binary_cross_entropy binary_cross_entropy_with_logits kl_div nll_loss")
-DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 LOADING_FUNCTIONS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url"})
 # Functions returning a tuple of gradients (tensors; with history only under ``create_graph=True``).
 GRADIENT_FUNCTIONS = frozenset({"torch.autograd.grad"})
 DEEP_COPY_FUNCTIONS = frozenset({"copy.deepcopy"})
 SHALLOW_COPY_FUNCTIONS = frozenset({"copy.copy"})
+
+# -- other libraries' calls that return torch tensors -----------------------------------
+# Not checked against the libraries (they are not installed with torchcopy-lint); each is
+# documented to return a ``torch.Tensor`` made from plain data (no autograd history).
+LIBRARY_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torchvision.transforms.functional.to_tensor",
+        "torchvision.transforms.functional.pil_to_tensor",
+        "torchvision.io.read_image",
+        "torchvision.io.decode_image",
+        "torch_geometric.utils.degree",
+        "torch_geometric.utils.to_dense_adj",
+    }
+)
+# ``tokenizer(texts, return_tensors="pt")``: Hugging Face tokenizers, processors and feature
+# extractors given this keyword return a BatchEncoding / BatchFeature, a dict of tensors
+# whose items are also attributes (``enc["input_ids"]``, ``enc.input_ids``).
+TENSOR_MAPPING_KEYWORD = ("return_tensors", "pt")
+TENSOR_MAPPING = "transformers.BatchEncoding"  # the qualname such a result is given
 
 
 def is_tensor_function(qualname: str) -> bool:

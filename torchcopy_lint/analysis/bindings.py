@@ -155,8 +155,8 @@ class CallSite:
         For an ``iterated`` site: the iterable whose elements the parameter gets; for a
         ``batched`` one: the dataset whose items the first parameter gets a list of."""
         if self.batched:
-            if index != 0:
-                return None
+            if index is None or index - self.offset != 0:
+                return None  # only the first parameter after ``self`` of a collating ``__call__``
             for argument in self.call.args:
                 if argument.keyword is not None and argument.keyword.value == "dataset":
                     return argument.value

@@ -574,6 +574,8 @@ class Evaluator:
             found = receiver.field(attr)
             if found is not None:
                 return found  # ``batch.reward`` of a namedtuple
+        if receiver.kind is Kind.CONTAINER and receiver.qualname == api.TENSOR_MAPPING:
+            return receiver.element or UNKNOWN  # ``enc.input_ids``
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
             found = self.model.class_attribute(receiver.cls, attr, self)
             if found is not None:
@@ -678,6 +680,12 @@ class Evaluator:
 
     # -- calls -----------------------------------------------------------------------------------
     def _call(self, call: cst.Call, off: bool) -> Value:
+        result = self._call_of(call, off)
+        if result.kind is Kind.UNKNOWN and _returns_tensor_mapping(call):
+            return _TENSOR_MAPPING  # ``tokenizer(texts, return_tensors="pt")``
+        return result
+
+    def _call_of(self, call: cst.Call, off: bool) -> Value:
         func = call.func
         qualname = self.model.names.qualname(func)
         if qualname is not None:
@@ -943,6 +951,8 @@ class Evaluator:
             return _loader()
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
+        if qualname in api.LIBRARY_TENSOR_FUNCTIONS:
+            return tensor(Grad.NO, f"a tensor from {short}()")
         if qualname in api.GRADIENT_FUNCTIONS:
             # ``grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)``
             flag = keyword_arg(call, "create_graph")
@@ -1217,6 +1227,8 @@ class Evaluator:
             return (receiver.field(key) if key is not None else None) or element
         if method == "copy":
             return receiver.with_(alias=Alias(AliasHow.SHALLOW, source, receiver))
+        if method == "to" and receiver.qualname == api.TENSOR_MAPPING:
+            return receiver  # ``BatchEncoding.to(device)`` moves its tensors and returns itself
         if method in ("index", "count"):
             return SCALAR
         if method in ("append", "extend", "insert", "add", "update", "clear", "appendleft", "remove", "sort", "reverse"):
@@ -1245,6 +1257,16 @@ class Evaluator:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+_TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a tokenizer returned"), qualname=api.TENSOR_MAPPING)
+
+
+def _returns_tensor_mapping(call: cst.Call) -> bool:
+    """``tokenizer(texts, return_tensors="pt")``: a call of another library that returns a dict of tensors."""
+    keyword, wanted = api.TENSOR_MAPPING_KEYWORD
+    argument = keyword_arg(call, keyword)
+    return argument is not None and string_value(argument.value) == wanted
+
 
 def _plain_data(value: Value, depth: int = 0) -> bool:
     """Numbers and strings, or containers of them only: no tensor anywhere inside."""

@@ -795,32 +795,31 @@ class SemanticModel:
                         called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1 if held.bound else 0, raw.scope))
                 continue
             callee = index.value(raw.call.func)
-            target: FunctionInfo | None = None
-            offset = 1 if callee.bound else 0
-            if callee.function is not None:
-                target = self.function_info(callee.function)
-            elif callee.cls is not None and callee.kind is Kind.CALLABLE:
-                for info in self._class_chain(callee.cls):
-                    init = info.methods.get("__init__")
-                    if init is not None:
-                        target, offset = self.function_info(init), 1
-                        break
-            elif callee.cls is not None and callee.kind is Kind.OBJECT:
-                for info in self._class_chain(callee.cls):  # ``early_stopping(val_loss, logits)``: its ``__call__``
-                    method = info.methods.get("__call__")
-                    if method is not None:
-                        target, offset = self.function_info(method), 1
-                        break
+            target, offset = self.called_function(callee)
             if target is not None:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
             elif callee.qualname in _ITERATING_BUILTINS:
                 self._index_iterating_call(raw, callee.qualname, index)
             elif callee.qualname in api.DATA_LOADER_CLASSES:
                 collate = keyword_arg(raw.call, "collate_fn")
-                handed = index.value(collate.value, raw.grad_disabled).function if collate is not None else None
-                info = self.function_info(handed) if handed is not None else None
-                if info is not None:
-                    info.call_sites.append(CallSite(raw.call, raw.grad_disabled, 0, raw.scope, batched=True))
+                if collate is not None:  # a function, or an instance whose ``__call__`` collates
+                    info, offset = self.called_function(index.value(collate.value, raw.grad_disabled))
+                    if info is not None:
+                        info.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope, batched=True))
+
+    def called_function(self, callee: Value) -> tuple[FunctionInfo | None, int]:
+        """The function of the file that calling ``callee`` runs, and how many arguments the
+        call passes implicitly (1 for a bound method): a function or method, a class's
+        ``__init__``, an instance's ``__call__`` (``early_stopping(val_loss)``)."""
+        if callee.function is not None:
+            return self.function_info(callee.function), 1 if callee.bound else 0
+        if callee.cls is not None and callee.kind in (Kind.CALLABLE, Kind.OBJECT):
+            wanted = "__init__" if callee.kind is Kind.CALLABLE else "__call__"
+            for info in self._class_chain(callee.cls):
+                method = info.methods.get(wanted)
+                if method is not None:
+                    return self.function_info(method), 1
+        return None, 0
 
     def _index_iterating_call(self, raw: RawCall, builtin: str, index: Evaluator) -> None:
         """``map(f, xs)``, ``filter(f, xs)``, ``sorted(xs, key=f)``: a local function or lambda

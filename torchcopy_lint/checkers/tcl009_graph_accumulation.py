@@ -184,8 +184,10 @@ class GraphAccumulation(Checker):
                 continue  # outside a loop, only what outlives the call is reported (see _called_per_step)
             elif function.handed or event.function in training or naming.is_training_step_name(function.name or ""):
                 return True
-            elif function.name in hosted and not event.names.isdisjoint(function.parameters):
-                return True  # a helper accumulating its argument: reported at its call in a training or evaluation loop
+            elif (function.name in hosted or (function.name == "__call__" and hosted)) and not event.names.isdisjoint(function.parameters):
+                # a helper accumulating its argument: reported at its call in a training or
+                # evaluation loop (an instance's ``__call__`` is called by the instance's name)
+                return True
         return False
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -355,15 +357,14 @@ class GraphAccumulation(Checker):
         if not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
         callee = self.ctx.value(node.func)
-        function = callee.function
-        if not isinstance(function, cst.FunctionDef):
+        if callee.kind is Kind.CALLABLE and callee.function is None:
+            return  # a class: its ``__init__`` keeps what it is given, once
+        info, offset = self.ctx.model.called_function(callee)  # a function, a method, an instance's ``__call__``
+        if info is None or not isinstance(info.node, cst.FunctionDef):
             return
-        accumulations = self._helper_accumulations(function)
+        accumulations = self._helper_accumulations(info.node)
         if not accumulations:
             return
-        info = self.ctx.model.function_info(function)
-        assert info is not None
-        offset = 1 if callee.bound else 0
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
         for index, accumulator, _ in accumulations:
             name = info.params[index].name.value

@@ -279,24 +279,37 @@ def to_tensor(ids):
     return torch.tensor(ids)
 def g(tokenizer, rewards: list[float], x: torch.Tensor):
     compose(tokenizer, to_tensor)
-    probe(random.sample(range(10), 3)); probe(random.choice(rewards)); probe(random.sample([x], 1))
+    probe(random.sample(range(10), 3)); probe(random.choice(rewards))
     probe(x is None); probe(x in [x])
 """
-    assert shapes(source) == ["unknown", "scalar", "scalar", "scalar", "scalar", "scalar"]
+    assert shapes(source) == ["unknown", "container[scalar]", "scalar", "scalar", "scalar"]
 
 
-def test_random_draws_are_not_followed() -> None:
-    """A draw is data, whatever its population holds: following draws into a replay list of
-    tensors found nothing more on unseen code and added a false positive there."""
+def test_a_sample_of_a_replay_memory_holds_its_transitions_field_by_field() -> None:
+    """``random.sample(memory, k)`` is a list of the memory's elements; ``zip(*batch)``
+    transposes them, so each field keeps what was pushed there (tensors, or numbers)."""
     source = """
 import random
 import torch
 def learn(observations: list[torch.Tensor], k: int):
     replay = []
     for obs in observations:
-        replay.append((obs * 2, obs.sum()))
-    states, returns = zip(*random.sample(replay, k))
-    probe(returns); probe(random.choice(replay))
+        replay.append((obs * 2, obs.sum(), 1.0))
+    states, returns, rewards = zip(*random.sample(replay, k))
+    probe(states[0]); probe(returns[0]); probe(rewards[0])
+"""
+    assert shapes(source) == ["tensor", "tensor", "scalar"]
+
+
+def test_random_choices_are_not_followed() -> None:
+    """``random.choice``/``choices`` stay numbers: following them into a list of tensors added a
+    false positive on unseen code and found nothing more."""
+    source = """
+import random
+import torch
+def learn(observations: list[torch.Tensor]):
+    replay = [obs * 2 for obs in observations]
+    probe(random.choice(replay)); probe(random.choices(replay, k=2))
 """
     assert "tensor" not in shapes(source)
 

@@ -428,7 +428,12 @@ class Evaluator:
             # usual join lets one known argument stand for all: ``for f in fs: x = f(x)`` of
             # ``compose(tokenizer, vocab, to_tensor)`` is not three calls of ``to_tensor``).
             element = _strict_join([rest.element or UNKNOWN for rest in known])
-            return join_all(known).with_(element=element)
+            joined = join_all(known).with_(element=element)
+            if len({len(rest.items) if rest.items is not None else -1 for rest in known}) == 1 and known[0].items is not None:
+                # Each position is what every call passes there: a number at one call and a
+                # tensor at another is either (``push(s, a, reward)`` of floats and of tensors).
+                joined = joined.with_(items=tuple(_strict_join([rest.items[i] for rest in known]) for i in range(len(known[0].items))))  # type: ignore[index]
+            return joined
         if isinstance(param, cst.Param) and (param is info.node.params.star_arg or param is info.node.params.star_kwarg):
             return container()
         value = UNKNOWN
@@ -979,6 +984,11 @@ class Evaluator:
         root = qualname.split(".", 1)[0]
         if root in ("numpy", "pandas"):
             return ARRAY
+        if qualname == "random.sample" and first is not None:
+            # ``random.sample(memory, n)``: a list of elements of what it is given (a replay
+            # memory's transitions). ``random.choice``/``choices`` stay numbers: following them
+            # too added a false positive on unseen code and found nothing more.
+            return container(element_of(self.value(first, off)))
         if root in ("math", "random", "time", "os", "json"):
             return SCALAR if root in ("math", "random") else OBJECT
         if qualname.startswith("torch.") and short in ("no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "device", "Generator"):

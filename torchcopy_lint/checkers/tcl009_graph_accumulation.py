@@ -184,6 +184,8 @@ class GraphAccumulation(Checker):
                 continue  # outside a loop, only what outlives the call is reported (see _called_per_step)
             elif function.handed or event.function in training or naming.is_training_step_name(function.name or ""):
                 return True
+            elif function.name == "forward" and training:
+                return True  # a module's forward in a file that trains: see _is_trained_forward
             elif (function.name in hosted or (function.name == "__call__" and hosted)) and not event.names.isdisjoint(function.parameters):
                 # a helper accumulating its argument: reported at its call in a training or
                 # evaluation loop (an instance's ``__call__`` is called by the instance's name)
@@ -197,6 +199,8 @@ class GraphAccumulation(Checker):
         self._training_calls: dict[int, str] = {}  # id(loop) -> a local function it calls that trains
         self._dispatch_reported: set[int] = set()  # accumulations in dispatched methods, reported once
         self._helpers: dict[int, list[tuple[int, str, cst.CSTNode]]] = {}  # id(function) -> (parameter index, accumulator, accumulation) it accumulates
+        self._file_trains: bool | None = None  # whether any function of the file trains
+        self._emptied_attributes: dict[str, bool] = {}  # attribute name -> emptied by a forward or a training function
 
     # -- frames -------------------------------------------------------------------------
     def visit_Module(self, node: cst.Module) -> None:
@@ -438,8 +442,11 @@ class GraphAccumulation(Checker):
         info = self.ctx.model.function_info(function) if function is not None else None
         if info is None:
             return None
+        in_forward = self._is_trained_forward(info)
         if info.hook_roles is not None:
             repeated = "forward passes (in a hook)"
+        elif in_forward:
+            repeated = "forward passes"
         elif isinstance(function, cst.FunctionDef) and (self.ctx.model.trains(function) or naming.is_training_step_name(info.name)):
             repeated = f"calls of `{info.name}()`, once per step"
         else:
@@ -451,9 +458,45 @@ class GraphAccumulation(Checker):
         outlives = bool(bindings) and all(binding.scope is not info.scope for binding in bindings)
         if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
             outlives = True
-            if info.hook_roles is not None and self._consumed_per_step(info, _accumulator_key(accumulator)):
+            key = _accumulator_key(accumulator)
+            if info.hook_roles is not None and self._consumed_per_step(info, key):
                 return None
+            if in_forward and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info) or self._consumed_per_step(info, key)):
+                return None  # collected for this step's loss and emptied once it is read (aux losses, a bounded queue)
+        elif in_forward:
+            return None  # a forward's own names and its module's globals: judged elsewhere
         return repeated if outlives else None
+
+    def _is_trained_forward(self, info: FunctionInfo) -> bool:
+        """``forward`` of a module class of a file that trains: run once per training step,
+        so what it adds to its module's attributes piles up (``self.maps.append(attn)``)."""
+        if info.name != "forward" or info.cls is None or self.ctx.model.class_kind(info.cls.node) is not Kind.MODULE:
+            return False
+        if self._file_trains is None:
+            functions = self.ctx.model.records.functions.values()
+            self._file_trains = any(isinstance(other.node, cst.FunctionDef) and self.ctx.model.trains(other.node) for other in functions)
+        return self._file_trains
+
+    def _emptied_per_step(self, attribute: str, forward: FunctionInfo) -> bool:
+        """Whether the forward itself, or a training function in each step of its loop, rebinds,
+        clears, pops or deletes an attribute of this name (on ``self`` or through a module:
+        ``model.aux_losses.clear()`` after ``backward()``). Emptied only elsewhere (once per
+        epoch, in a visualisation, in ``__init__``) it still grows while the model trains."""
+        found = self._emptied_attributes.get(attribute)
+        if found is None:
+            found = False
+            for other in self.ctx.model.records.functions.values():
+                node = other.node
+                if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__":
+                    continue
+                if node is forward.node:
+                    found = bool(_attribute_emptyings(node.body, attribute))
+                elif self.ctx.model.trains(node):
+                    found = any(_in_a_step(node.body, emptying) for emptying in _attribute_emptyings(node.body, attribute))
+                if found:
+                    break
+            self._emptied_attributes[attribute] = found
+        return found
 
     def _consumed_per_step(self, hook: FunctionInfo, key: str | None) -> bool:
         """Whether what a hook method collects in ``key`` (``self.feats``) is emptied by another
@@ -700,10 +743,32 @@ def _empties(body: cst.CSTNode, key: str, accumulation: cst.CSTNode | None = Non
     return False
 
 
-def _in_a_step(body: cst.CSTNode, call: cst.Call) -> bool:
-    """Whether ``call`` is in a loop of ``body`` that itself (not a loop nested in it) calls
-    ``backward()`` or ``step()``: once per training step, not once per epoch."""
-    loop = _innermost_loop_of(body, call)
+def _attribute_emptyings(body: cst.CSTNode, attribute: str) -> list[cst.CSTNode]:
+    """The statements and calls of ``body`` (not of its nested functions and classes) that
+    rebind, delete, clear or pop an attribute named ``attribute``, whatever it is read from."""
+    found: list[cst.CSTNode] = []
+    pending: list[cst.CSTNode] = [body]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Assign, cst.AnnAssign)):
+            targets = [target.target for target in current.targets] if isinstance(current, cst.Assign) else [current.target]
+            if any(key.rsplit(".", 1)[-1] == attribute and "." in key for target in targets for key in _bound_keys(target)):
+                found.append(current)
+        elif isinstance(current, cst.Del) and any(key.rsplit(".", 1)[-1] == attribute for key in _bound_keys(_container_of(current.target))):
+            found.append(current)
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value in ("clear", "pop", "popleft"):
+            receiver = current.func.value
+            if isinstance(receiver, cst.Attribute) and receiver.attr.value == attribute:
+                found.append(current)
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return found
+
+
+def _in_a_step(body: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether ``node`` (a call, a statement) is in a loop of ``body`` that itself (not a loop
+    nested in it) calls ``backward()`` or ``step()``: once per training step, not once per epoch."""
+    loop = _innermost_loop_of(body, node)
     if loop is None:
         return False
     pending: list[cst.CSTNode] = [loop.body]

@@ -234,6 +234,22 @@ def test_module_class_rule_against_torch_nn() -> None:
     assert wrong == []
 
 
+@pytest.mark.parametrize("name", sorted(api.PARAMETER_FREE_MODULES))
+def test_parameter_free_modules_have_no_parameters(name: str) -> None:
+    """Their output has only its input's history (see Evaluator._module_output)."""
+    cls = getattr(torch.nn, name)
+    for arguments in ((), (2,), (1, 0.0), (1, (2, 2))):
+        try:
+            module = cls(*arguments)
+            break
+        except TypeError:
+            continue
+    else:
+        pytest.fail(f"torch.nn.{name} could not be built")
+    assert list(module.parameters()) == []
+    assert api.is_module_class(f"torch.nn.{name}")
+
+
 def test_loss_modules_are_losses() -> None:
     losses = [name for name in dir(torch.nn) if name.endswith("Loss") and inspect.isclass(getattr(torch.nn, name))]
     assert losses and all(api.is_loss_module_class(f"torch.nn.{name}") for name in losses)

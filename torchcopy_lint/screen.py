@@ -1060,7 +1060,8 @@ class _Collector(ast.NodeVisitor):
         # by name), callbacks into the parameters of the function or lambda handed over.
         for name, value in self._lambda_names:
             self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
-        instance_call = self._parameters.get("__call__", ())
+        # ``stopper(val_loss, logits)``: an instance's ``__call__``; ``self.head(z)``: a module's ``forward``
+        instance_call = [*self._parameters.get("__call__", ()), *self._parameters.get("forward", ())]
         for callee, argument_keys in self._call_sites:
             functions = _resolve(callee, self._aliases)
             for function in functions:
@@ -1069,7 +1070,7 @@ class _Collector(ast.NodeVisitor):
                 for field_name in self._namedtuples.get(function, ()):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
             if instance_call and functions.isdisjoint(self._parameters):
-                for parameter in instance_call:  # ``stopper(val_loss, logits)``: an instance's ``__call__``
+                for parameter in instance_call:
                     self._flow(parameter, argument_keys | {callee})
         self._dispatched()
         handed: set[str] = set()

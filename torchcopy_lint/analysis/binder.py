@@ -738,19 +738,29 @@ def _constant_key(subscript: cst.Subscript) -> str | None:
 
 
 def _method_names(module: cst.Module) -> set[str]:
-    """Names of every method defined in a class of the module (calls of these are kept)."""
+    """Names of every method defined in a class of the module, and of every attribute assigned
+    an instance of one (``self.head = Head()``: ``self.head(z)`` calls its ``forward`` or
+    ``__call__``): calls of these are kept."""
     from torchcopy_lint.walker import iter_children
 
     names: set[str] = set()
+    classes: set[str] = set()
+    instances: list[tuple[str, str]] = []  # (attribute, class name called)
     pending: list[cst.CSTNode] = list(module.body)
     while pending:
         node = pending.pop()
         if isinstance(node, cst.ClassDef):
+            classes.add(node.name.value)
             body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
             names.update(item.name.value for item in body if isinstance(item, cst.FunctionDef))
             pending.extend(body)
+        elif isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name):
+                    instances.extend((target.target.attr.value, small.value.func.value) for target in small.targets if isinstance(target.target, cst.Attribute))
         elif isinstance(node, (cst.FunctionDef, cst.If, cst.Try, cst.With, cst.For, cst.While, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.Finally)):
             pending.extend(child for child in iter_children(node) if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.ExceptHandler, cst.Else, cst.Finally)))
+    names.update(attribute for attribute, called in instances if called in classes)
     return names
 
 

@@ -56,16 +56,6 @@ INTEGERS = "a tensor of integers"  # argmax, comparisons ...: converting it to a
 _FLOAT_CONVERSIONS = frozenset({"float", "double", "half", "bfloat16", "cfloat", "cdouble"})
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
 _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
-# torch.nn modules without parameters: their output has the history of their input only.
-_PARAMETER_FREE_MODULES = frozenset(
-    """
-    ReLU ReLU6 LeakyReLU PReLU_ GELU SiLU Mish ELU SELU CELU Sigmoid Tanh Softmax LogSoftmax Softplus
-    Hardtanh Hardswish Hardsigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Identity Flatten
-    Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
-    AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample
-    PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d
-    """.split()
-)
 _SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "hash", "id", "isinstance", "issubclass", "hasattr", "callable", "ord", "chr", "format", "bin", "hex", "oct"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"})
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError"})
@@ -573,6 +563,11 @@ class Evaluator:
             return Value(Kind.OBJECT, qualname=qualname)
         receiver = self.value(expr.value, off)
         attr = expr.attr.value
+        if receiver.alternatives:
+            return join_all([self._attribute_of(alternative, expr, attr) for alternative in receiver.alternatives])
+        return self._attribute_of(receiver, expr, attr)
+
+    def _attribute_of(self, receiver: Value, expr: cst.Attribute, attr: str) -> Value:
         if receiver.kind is Kind.TENSOR:
             return self._tensor_attribute(receiver, expr.value, attr)
         if receiver.kind is Kind.CONTAINER and receiver.qualname == NAMEDTUPLE:
@@ -730,6 +725,8 @@ class Evaluator:
 
     def _call_value(self, callee: Value, call: cst.Call, off: bool) -> Value:
         """Calling a value: a local function or class, a module, an imported callable."""
+        if callee.alternatives:  # ``fn(out, y)`` of a dict of lambdas: what each one returns
+            return join_all([self._call_value(alternative, call, off) for alternative in callee.alternatives])
         if callee.function is not None:
             info = self.model.function_info(callee.function)
             result = self._returns_at(info, callee, call, off) if info is not None else UNKNOWN
@@ -887,7 +884,7 @@ class Evaluator:
                         return without_history(result) if off else result
         if module.loss:
             return tensor(self._loss_grad(call, off), "a loss", loss=True)
-        if module.qualname is not None and module.qualname.rsplit(".", 1)[-1] in _PARAMETER_FREE_MODULES:
+        if module.qualname is not None and (module.qualname.rsplit(".", 1)[-1] in api.PARAMETER_FREE_MODULES or api.is_library_transform(module.qualname)):
             grad, why, _ = combined([self.value(argument.value, off) for argument in call.args], off)
             return tensor(grad, why)
         return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=module.guessed)
@@ -943,6 +940,8 @@ class Evaluator:
             return Value(Kind.MODULE, qualname=qualname, element=PARAMETER)  # its items: see _subscript, element_of
         if api.is_module_class(qualname):
             return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
+        if api.is_library_transform(qualname):
+            return Value(Kind.MODULE, qualname=qualname)  # called: a tensor with its input's history
         built = api.library_model(qualname)
         if built is not None:
             return Value(Kind.MODULE, qualname=qualname, guessed=built == "guessed")
@@ -958,6 +957,8 @@ class Evaluator:
             return container(Value(Kind.UNKNOWN, Grad.NO))
         if qualname in api.LIBRARY_TENSOR_FUNCTIONS:
             return tensor(Grad.NO, f"a tensor from {short}()")
+        if qualname in api.LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS:
+            return container(items=(tensor(Grad.NO, f"a tensor from {short}()"), SCALAR))  # ``waveform, rate = torchaudio.load(path)``
         if qualname in api.GRADIENT_FUNCTIONS:
             # ``grad(outputs, inputs, grad_outputs, retain_graph, create_graph, ...)``
             flag = keyword_arg(call, "create_graph")
@@ -1064,6 +1065,8 @@ class Evaluator:
 
     # -- methods -----------------------------------------------------------------------------------
     def _method_call(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
+        if receiver.alternatives:  # ``cb.on_batch_end(...)`` of callbacks of several classes: each one's
+            return join_all([self._method_call(alternative, source, method, call, off) for alternative in receiver.alternatives])
         if receiver.guessed and receiver.kind is not Kind.MODULE and method in _MODULE_ONLY_METHODS:
             receiver = Value(Kind.MODULE, guessed=True)  # what it is used as beats what its name says
         if receiver.kind is Kind.TENSOR:

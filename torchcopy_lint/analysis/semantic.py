@@ -795,31 +795,39 @@ class SemanticModel:
                         called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1 if held.bound else 0, raw.scope))
                 continue
             callee = index.value(raw.call.func)
-            target, offset = self.called_function(callee)
-            if target is not None:
+            targets = self.called_functions(callee)
+            for target, offset in targets:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
-            elif callee.qualname in _ITERATING_BUILTINS:
+            if not targets and callee.qualname in _ITERATING_BUILTINS:
                 self._index_iterating_call(raw, callee.qualname, index)
-            elif callee.qualname in api.DATA_LOADER_CLASSES:
+            elif not targets and callee.qualname in api.DATA_LOADER_CLASSES:
                 collate = keyword_arg(raw.call, "collate_fn")
                 if collate is not None:  # a function, or an instance whose ``__call__`` collates
-                    info, offset = self.called_function(index.value(collate.value, raw.grad_disabled))
-                    if info is not None:
+                    for info, offset in self.called_functions(index.value(collate.value, raw.grad_disabled)):
                         info.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope, batched=True))
 
-    def called_function(self, callee: Value) -> tuple[FunctionInfo | None, int]:
-        """The function of the file that calling ``callee`` runs, and how many arguments the
-        call passes implicitly (1 for a bound method): a function or method, a class's
-        ``__init__``, an instance's ``__call__`` (``early_stopping(val_loss)``)."""
-        if callee.function is not None:
-            return self.function_info(callee.function), 1 if callee.bound else 0
-        if callee.cls is not None and callee.kind in (Kind.CALLABLE, Kind.OBJECT):
-            wanted = "__init__" if callee.kind is Kind.CALLABLE else "__call__"
-            for info in self._class_chain(callee.cls):
-                method = info.methods.get(wanted)
-                if method is not None:
-                    return self.function_info(method), 1
-        return None, 0
+    def called_functions(self, callee: Value) -> list[tuple[FunctionInfo, int]]:
+        """The functions of the file that calling ``callee`` may run, each with how many
+        arguments the call passes implicitly (1 for a bound method): a function or method, a
+        class's ``__init__``, an instance's ``__call__`` (``early_stopping(val_loss)``); each
+        of a union's (``fn(out, y)`` of a dict of lambdas)."""
+        found: list[tuple[FunctionInfo, int]] = []
+        for value in callee.alternatives or (callee,):
+            info: FunctionInfo | None = None
+            offset = 0
+            if value.function is not None:
+                info, offset = self.function_info(value.function), 1 if value.bound else 0
+            elif value.cls is not None and value.kind in (Kind.CALLABLE, Kind.OBJECT, Kind.MODULE):
+                # a class: its ``__init__``; an instance: its ``__call__``; a module: its ``forward``
+                wanted = "__init__" if value.kind is Kind.CALLABLE else "forward" if value.kind is Kind.MODULE else "__call__"
+                for cls in self._class_chain(value.cls):
+                    method = cls.methods.get(wanted)
+                    if method is not None:
+                        info, offset = self.function_info(method), 1
+                        break
+            if info is not None:
+                found.append((info, offset))
+        return found
 
     def _index_iterating_call(self, raw: RawCall, builtin: str, index: Evaluator) -> None:
         """``map(f, xs)``, ``filter(f, xs)``, ``sorted(xs, key=f)``: a local function or lambda

@@ -82,6 +82,18 @@ def is_module_class(qualname: str) -> bool:
     return parts[-1][:1].isupper() and not parts[-1].endswith("Options")
 
 
+# torch.nn modules without parameters: their output has the history of their input only.
+PARAMETER_FREE_MODULES = _words(
+    """
+    ReLU ReLU6 LeakyReLU GELU SiLU Mish ELU SELU CELU Sigmoid Tanh Softmax LogSoftmax Softplus
+    Hardtanh Hardswish Hardsigmoid Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Identity Flatten
+    Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
+    AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d Upsample
+    PixelShuffle PixelUnshuffle ZeroPad2d ConstantPad2d ReflectionPad2d ReplicationPad2d
+    """
+)
+
+
 def is_loss_module_class(qualname: str) -> bool:
     """``torch.nn.CrossEntropyLoss``, ``torch.nn.MSELoss`` ..."""
     return is_module_class(qualname) and qualname.endswith("Loss")
@@ -162,6 +174,22 @@ LIBRARY_TENSOR_FUNCTIONS = frozenset(
         "torch_geometric.utils.to_dense_adj",
     }
 )
+# ``waveform, sample_rate = torchaudio.load(path)``: a tensor and a number.
+LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS = frozenset({"torchaudio.load"})
+# Transforms whose call returns a tensor made from their input (with its history): every
+# torchaudio transform (parameter-free nn.Modules on tensors), and torchvision's conversions
+# to tensors (its other transforms also take and return PIL images).
+_TORCHVISION_TENSOR_TRANSFORMS = frozenset({"ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "ToImage", "ToDtype", "ToPureTensor"})
+
+
+def is_library_transform(qualname: str) -> bool:
+    """``torchaudio.transforms.MelSpectrogram``, ``torchvision.transforms.ToTensor`` ..."""
+    last = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith("torchaudio.transforms."):
+        return last[:1].isupper()
+    return qualname.startswith("torchvision.transforms.") and last in _TORCHVISION_TENSOR_TRANSFORMS
+
+
 # ``tokenizer(texts, return_tensors="pt")``: Hugging Face tokenizers, processors and feature
 # extractors given this keyword return a BatchEncoding / BatchFeature, a dict of tensors
 # whose items are also attributes (``enc["input_ids"]``, ``enc.input_ids``).

@@ -101,12 +101,17 @@ class Value:
     bound: bool = False  # a method read from an instance: calls pass the instance first
     owner: cst.BaseExpression | None = None  # the module a parameter came from (``model`` in ``model.parameters()``)
     guessed: bool = False  # the kind comes from a name (``criterion(...)``, ``self.model``), not from types
+    # A union: the values it may be when they are different local functions, classes or
+    # instances (``fn`` of ``for fn in {"a": lambda ...: ..., "b": lambda ...: ...}.values()``,
+    # ``cb`` of a list of callbacks of several classes). A call or a method of it is each one's.
+    alternatives: "tuple[Value, ...]" = ()
 
     # Values are compared field by field, CST nodes by identity.
     def _key(self) -> tuple[object, ...]:
         return (
             self.kind, self.grad, self.why, self.alias, self.element, self.items, self.fields,
             self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, id(self.owner) if self.owner is not None else None, self.guessed,
+            self.alternatives,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -231,6 +236,11 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
     fields = tuple((key, join(value, b.field(key) or value)) for key, value in a.fields) + tuple(
         (key, value) for key, value in b.fields if a.field(key) is None
     )
+    function = a.function if a.function is b.function else None
+    cls = a.cls if a.cls is b.cls else None
+    alternatives: tuple[Value, ...] = ()
+    if a.kind in _UNION_KINDS and function is None and cls is None:
+        alternatives = _union(a, b)
     return Value(
         kind=a.kind,
         grad=grad,
@@ -240,13 +250,31 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         items=items,
         fields=fields,
         qualname=a.qualname if a.qualname == b.qualname else None,
-        function=a.function if a.function is b.function else None,
-        cls=a.cls if a.cls is b.cls else None,
+        function=function,
+        cls=cls,
         loss=a.loss or b.loss,
         bound=a.bound and b.bound,
         owner=a.owner if a.owner is b.owner else None,
         guessed=a.guessed and b.guessed,
+        alternatives=alternatives,
     )
+
+
+_UNION_KINDS = frozenset({Kind.CALLABLE, Kind.OBJECT})
+_MAX_ALTERNATIVES = 8
+
+
+def _union(a: Value, b: Value) -> tuple[Value, ...]:
+    """The local functions, classes and instances ``a`` or ``b`` may be (none when either
+    may be something else, or there are too many to follow)."""
+    found: list[Value] = []
+    for value in (a, b):
+        for alternative in value.alternatives or (value,):
+            if alternative.function is None and alternative.cls is None:
+                return ()
+            if not any(alternative.function is seen.function and alternative.cls is seen.cls and alternative.kind is seen.kind for seen in found):
+                found.append(alternative)
+    return tuple(found) if len(found) <= _MAX_ALTERNATIVES else ()
 
 
 def join_all(values: "tuple[Value, ...] | list[Value]", numeric: bool = True) -> Value:

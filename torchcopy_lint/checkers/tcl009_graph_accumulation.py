@@ -22,7 +22,7 @@ from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.bindings import BindingKind, FunctionInfo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
-from torchcopy_lint.analysis.values import Kind, Value
+from torchcopy_lint.analysis.values import Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.walker import iter_children
@@ -144,10 +144,20 @@ def _with_history(value: Value) -> Value | None:
     if value.has_history:
         return value
     if value.kind is Kind.CONTAINER:
-        for held in (value.element, *(value.items or ())):
+        for held in (value.element, *(value.items or ()), *(field for _, field in value.fields)):
             if held is not None and held.has_history:
-                return held
+                return held  # ``{"loss": loss, "acc": acc}``: its loss
     return None
+
+
+def _may_hold_history(value: Value) -> bool:
+    """Whether a helper's value may carry a graph: one that does, or a tensor (or a container
+    of them) whose history is unknown here, as the join of a dict's items is (``logs[k]`` of
+    ``{"loss": loss, "acc": acc}``); not a number made from it."""
+    if _with_history(value) is not None:
+        return True
+    held = [value] if value.kind is Kind.TENSOR else [value.element, *(value.items or ())] if value.kind is Kind.CONTAINER else []
+    return any(item is not None and item.kind is Kind.TENSOR and item.grad is Grad.UNKNOWN for item in held)
 
 
 class GraphAccumulation(Checker):
@@ -311,7 +321,7 @@ class GraphAccumulation(Checker):
             root = _root_name(target)
             if root is None or not self._outlives_call(root, info):
                 continue
-            if _with_history(self.ctx.value(value)) is None:
+            if not _may_hold_history(self.ctx.value(value)):
                 continue  # it keeps a number made from its argument (``(logits.argmax(-1) == y).sum()``)
             names = _name_nodes(value)
             for index, param in enumerate(params[first:], start=first):
@@ -361,14 +371,17 @@ class GraphAccumulation(Checker):
         if not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
         callee = self.ctx.value(node.func)
-        if callee.kind is Kind.CALLABLE and callee.function is None:
-            return  # a class: its ``__init__`` keeps what it is given, once
-        info, offset = self.ctx.model.called_function(callee)  # a function, a method, an instance's ``__call__``
-        if info is None or not isinstance(info.node, cst.FunctionDef):
-            return
+        for info, offset in self.ctx.model.called_functions(callee):  # a function, a method, an instance's ``__call__``
+            if info.name != "__init__" and self._helper_call_of(node, info, offset):
+                return  # a class's ``__init__`` keeps what it is given once
+
+    def _helper_call_of(self, node: cst.Call, info: FunctionInfo, offset: int) -> bool:
+        """A candidate when ``info`` (run by ``node``) accumulates what ``node`` gives it."""
+        if not isinstance(info.node, cst.FunctionDef):
+            return False
         accumulations = self._helper_accumulations(info.node)
         if not accumulations:
-            return
+            return False
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
         for index, accumulator, _ in accumulations:
             name = info.params[index].name.value
@@ -381,19 +394,39 @@ class GraphAccumulation(Checker):
             if held is None or _has_clone(argument):
                 continue
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+            root = _root_name(receiver)
+            holder = self._holder_root(root)
+            loops = tuple(self.ctx.flow.loops)
+            if holder is not root and root is not None:
+                # ``for cb in self.callbacks``: its iterations reach other objects, not again the same one
+                loops = tuple(loop for loop in loops if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == root.value))
             self._frames[-1].candidates.append(
                 Candidate(
                     node=node,
                     top=self.ctx.top_statement,
-                    loops=tuple(self.ctx.flow.loops),
+                    loops=loops,
                     accumulator=f"{short_code(node.func, 30)}(...)` into `{accumulator}",
-                    root=_root_name(receiver),
+                    root=holder,
                     evidence=held.why or "it has autograd history",
                     value=short_code(argument, 40),
                     event="",
                 )
             )
-            return
+            return True
+        return False
+
+    def _holder_root(self, root: cst.Name | None) -> cst.Name | None:
+        """The name whose object keeps what a helper method accumulates: the receiver's root,
+        or for a loop variable over a container (``for cb in self.callbacks: cb.update(loss)``)
+        the container's root, since the objects it holds outlive the loop variable."""
+        if root is None:
+            return None
+        bindings = self.ctx.bindings_of(root)
+        if bindings and all(binding.kind is BindingKind.LOOP_TARGET and binding.value is not None for binding in bindings):
+            holders = {id(held): held for binding in bindings if (held := _root_name(binding.value)) is not None}  # type: ignore[arg-type]
+            if len(holders) == 1:
+                return next(iter(holders.values()))
+        return root
 
     def _dispatched_helper_call(self, node: cst.Call) -> None:
         """A call that reaches methods by a string name (``getattr(cb, "on_batch_end")(self,

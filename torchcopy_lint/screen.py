@@ -668,6 +668,9 @@ class _Collector(ast.NodeVisitor):
         self.facts.functions[self._signals[-1]].parameters = frozenset(parameters)
         if self._classes and parameters and not any(final_name(d) == "staticmethod" for d in node.decorator_list):
             self._flow(parameters[0], self._classes[-1])  # ``self`` / ``cls``: an instance of the class
+        step = _EPOCH_END_STEPS.get(node.name)
+        if step is not None and self._classes and len(parameters) > 1:
+            self._flow(parameters[1], {CALLED + step})  # ``validation_epoch_end(self, outputs)``: what the steps returned
         if node.name in ("forward", "__call__") and self._classes:
             for key in self._classes[-1]:
                 self._flow(key, {node.name})  # calling an instance runs forward()
@@ -1243,6 +1246,8 @@ _TRAINING_METHODS = frozenset({"backward", "step", "load_state_dict"})
 # Attributes whose value is made from the object they are read from: tensor views and
 # aliases, a model output's loss and logits (see Evaluator._tensor_attribute).
 _PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | api.RETURN_TYPE_FIELDS | frozenset({"data", "grad", "loss", "logits"})
+# ``*_epoch_end`` methods and the ``*_step`` whose returns a framework hands them (any framework: a name screen).
+_EPOCH_END_STEPS = {method: step for methods in api.EPOCH_END_OUTPUTS.values() for method, step in methods.items()}
 CALLED = "()"  # key prefix: the result of calling what the rest of the key names (``()3@model``, ``()encoder``)
 MODULE_SCOPE = "0@"  # key prefix of module-level names (a function's locals get their own number)
 REQUIRES_GRAD = api.REQUIRES_GRAD_TRUE  # the key of ``requires_grad=True`` (a keyword or an attribute set)

@@ -408,6 +408,10 @@ class Evaluator:
             annotated = self.annotation_value(binding.annotation)
             if annotated.kind is not Kind.UNKNOWN:
                 return annotated
+        if index == 1:
+            step = self.model.epoch_outputs_of(info)
+            if step is not None:  # ``validation_epoch_end(self, outputs)``: what each ``validation_step`` returned
+                return container(self.returns(step))
         if isinstance(param, cst.Param) and param is info.node.params.star_arg and self.infer_parameters:
             sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
             rests = [self._rest(site, len(params)) for site in sites]

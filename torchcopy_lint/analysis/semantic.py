@@ -453,6 +453,26 @@ class SemanticModel:
             return tensor()
         return Value(kind, cls=node)
 
+    def epoch_outputs_of(self, info: FunctionInfo) -> FunctionInfo | None:
+        """The ``*_step`` method whose returns a framework hands ``info`` (``validation_epoch_end``
+        of a ``LightningModule`` gets the list of what ``validation_step`` returned), by the
+        base class's name (``torch_api.EPOCH_END_OUTPUTS``)."""
+        if info.cls is None or not isinstance(info.node, cst.FunctionDef) or info.node.name.value not in api.EPOCH_END_METHODS:
+            return None
+        method = info.node.name.value
+        for cls in self._class_chain(info.cls.node):
+            for base in cls.node.bases:
+                name = dotted_name(base.value) if base.keyword is None else None
+                step = api.EPOCH_END_OUTPUTS.get(name.rsplit(".", 1)[-1], {}).get(method) if name is not None else None
+                if step is None:
+                    continue
+                for owner in self._class_chain(info.cls.node):
+                    found = owner.methods.get(step)
+                    if found is not None:
+                        return self.function_info(found)
+                return None
+        return None
+
     def _called_by_framework_without_grad(self, info: FunctionInfo) -> bool:
         """A method a framework calls under ``no_grad`` (``validation_step`` of a
         ``LightningModule``, ``_forward`` of a transformers ``Pipeline``: see

@@ -463,6 +463,17 @@ NO_GRAD_OVERRIDES: dict[str, frozenset[str]] = {
     "Pipeline": _words("_forward"),
 }
 
+# Lightning 1.x hands ``*_epoch_end(self, outputs)`` the list of what each ``*_step`` of
+# the epoch returned (by base class name, then method name: the step whose returns it gets).
+EPOCH_END_OUTPUTS: dict[str, dict[str, str]] = {
+    "LightningModule": {
+        "training_epoch_end": "training_step",
+        "validation_epoch_end": "validation_step",
+        "test_epoch_end": "test_step",
+    },
+}
+EPOCH_END_METHODS = frozenset(method for methods in EPOCH_END_OUTPUTS.values() for method in methods)
+
 # -- what the structural pre-screen looks for (torchcopy_lint/screen.py) ---------------
 
 

@@ -72,6 +72,7 @@ class HookRegistration:
     roles: tuple[str, ...]
     callback: cst.BaseExpression
     call: cst.Call
+    scope: "Scope | None" = None  # where the registration is (a function that may remove it again)
 
 
 @dataclass
@@ -592,7 +593,7 @@ class Binder:
         if roles is not None and positional:
             if method == "register_forward_hook" and any(a.keyword is not None and a.keyword.value == "with_kwargs" for a in node.args):
                 roles = ("module", "inputs", "kwargs", "output")
-            self.records.hooks.append(HookRegistration(roles, positional[0].value, node))
+            self.records.hooks.append(HookRegistration(roles, positional[0].value, node, self.scope))
         if method == "requires_grad_":
             flag = keyword_arg(node, "requires_grad") or (node.args[0] if node.args else None)
             self.records.grad_switches.append((_module_of(func.value), not is_false(flag.value if flag is not None else None)))

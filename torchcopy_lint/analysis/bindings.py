@@ -203,6 +203,9 @@ class FunctionInfo:
     indirect_calls: list[CallSite] = field(default_factory=list)
     hook_roles: tuple[str, ...] | None = None  # registered as a hook: what each parameter gets
     hook_offset: int = 0  # parameters before the roles (``self`` of a method, ``partial`` arguments)
+    # Every registration of it is removed again in the function that made it, and that
+    # function runs the model only without grad (features extracted under ``no_grad``).
+    hook_runs_without_grad: bool | None = None
     decorators: tuple[str, ...] = ()  # dotted decorator names (``staticmethod``, ``property`` ...)
     made_without_grad: bool = False  # a lambda written where grad is off (``map(lambda b: f(b), ...)`` under no_grad)
 

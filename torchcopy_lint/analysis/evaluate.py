@@ -398,7 +398,8 @@ class Evaluator:
         if info.hook_roles is not None and index is not None and index >= info.hook_offset:
             role_index = index - info.hook_offset
             if role_index < len(info.hook_roles):
-                return _hook_role_value(info.hook_roles[role_index])
+                role = _hook_role_value(info.hook_roles[role_index])
+                return without_history(role) if info.hook_runs_without_grad else role
         if index == 0 and info.cls is not None:
             if "staticmethod" not in info.decorators:
                 if "classmethod" in info.decorators:

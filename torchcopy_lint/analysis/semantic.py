@@ -16,9 +16,9 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.binder import AFTER_SKIPPED, ELEMENT, TENSOR_PREDICATE, RawCall, Records, by_name
+from torchcopy_lint.analysis.binder import AFTER_SKIPPED, ELEMENT, TENSOR_PREDICATE, HookRegistration, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.evaluate import Evaluator
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
@@ -340,6 +340,11 @@ class SemanticModel:
         self._trains[id(function)] = result
         return result
 
+    def trains_itself(self, function: cst.FunctionDef | cst.Lambda) -> bool:
+        """Whether ``function``'s own body trains (calls ``backward()``, steps an optimizer ...),
+        not only a function it calls: a training step or loop, not ``main()``."""
+        return self._training_summary(function)[0]
+
     def _training_summary(self, function: cst.FunctionDef | cst.Lambda) -> tuple[bool, list[cst.FunctionDef | cst.Lambda]]:
         """Whether the body itself trains (then nothing else is needed), else the local
         functions it calls."""
@@ -561,7 +566,7 @@ class SemanticModel:
         Built with an evaluator that does not infer parameters (the indexes are what
         parameter inference needs)."""
         index = Evaluator(self, infer_parameters=False)
-        unresolved = [registration for registration in self.records.hooks if not self._register_hook(registration.roles, registration.callback, index)]
+        unresolved = [registration for registration in self.records.hooks if not self._register_hook(registration.roles, registration.callback, index, registration=registration)]
         self._index_calls(index)
         # Again, with parameters inferred from the calls found: ``agent.select_action(x)``
         # where ``agent`` is a parameter that the first round showed to be an ``Agent``.
@@ -597,7 +602,7 @@ class SemanticModel:
                     found.append((passed, site.grad_disabled))
         return found
 
-    def _register_hook(self, roles: tuple[str, ...], callback: cst.BaseExpression, evaluator: Evaluator, grad_off: bool = False) -> bool:
+    def _register_hook(self, roles: tuple[str, ...], callback: cst.BaseExpression, evaluator: Evaluator, grad_off: bool = False, registration: HookRegistration | None = None) -> bool:
         """Give ``roles`` to the local function ``callback`` is (or a ``partial`` of one): what a
         registration is called with, or what a call passes for the parameter it registers.
         False when the callback is not known to be a local function."""
@@ -616,7 +621,53 @@ class SemanticModel:
             return False
         info.hook_roles = roles
         info.hook_offset = offset + (1 if bound else 0)
+        without_grad = registration is not None and self._hook_runs_without_grad(registration, evaluator)
+        info.hook_runs_without_grad = without_grad if info.hook_runs_without_grad is None else info.hook_runs_without_grad and without_grad
         return True
+
+    def _hook_runs_without_grad(self, registration: HookRegistration, evaluator: Evaluator) -> bool:
+        """Whether a hook only ever runs without grad: ``handle = m.register_forward_hook(fn)``
+        in a function that removes it again (``handle.remove()``) and calls a module only
+        under ``no_grad`` / ``inference_mode`` (or always runs without grad itself)."""
+        function = self.function_of_scope(registration.scope) if registration.scope is not None else None
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return False
+        handle = next(
+            (
+                target.target.value
+                for binding in _assignments_in(function.node.body)
+                if binding.value is registration.call
+                for target in binding.targets
+                if isinstance(target.target, cst.Name)
+            ),
+            None,
+        )
+        if handle is None or not _calls_method(function.node.body, handle, "remove"):
+            return False
+        if self.runs_without_grad(function.scope):
+            return True
+        from torchcopy_lint.walker import iter_children
+
+        module_calls = 0
+        pending: list[tuple[cst.CSTNode, bool]] = [(function.node.body, False)]
+        while pending:
+            node, off = pending.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if type(node) is cst.With:
+                off = off or any(self._disables_grad(item.item) for item in node.items)
+            elif type(node) is cst.Call and isinstance(node.func, (cst.Name, cst.Attribute)) and evaluator.value(node.func).kind is Kind.MODULE:
+                if not off:
+                    return False
+                module_calls += 1
+            pending.extend((child, off) for child in iter_children(node))
+        return module_calls > 0
+
+    def _disables_grad(self, expr: cst.BaseExpression) -> bool:
+        """``torch.no_grad()``, ``torch.inference_mode()`` (not ``inference_mode(False)``)."""
+        if not isinstance(expr, cst.Call) or self.names.torch_qualname(expr.func) not in api.GRAD_DISABLING:
+            return False
+        return not (expr.args and is_false(expr.args[0].value))
 
     # -- calls dispatched by a string name ----------------------------------------------------
     def dispatched_from(self, call: cst.Call) -> list[tuple[FunctionInfo, CallSite]]:
@@ -864,6 +915,34 @@ class SemanticModel:
         info = self.function_info(function) if function is not None else None
         if info is not None:
             info.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope, iterated=True))
+
+
+def _assignments_in(body: cst.CSTNode) -> list[cst.Assign]:
+    """The assignments of a function body (not of its nested functions and classes)."""
+    from torchcopy_lint.walker import iter_children
+
+    found: list[cst.Assign] = []
+    pending: list[cst.CSTNode] = [body]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Assign:
+            found.append(node)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(node))
+    return found
+
+
+def _calls_method(body: cst.CSTNode, name: str, method: str) -> bool:
+    """Whether ``body`` calls ``name.method(...)`` (``handle.remove()``)."""
+    from torchcopy_lint.walker import iter_children
+
+    pending: list[cst.CSTNode] = [body]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == method and isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+            return True
+        pending.extend(iter_children(node))
+    return False
 
 
 def _held(container: Value) -> list[Value]:

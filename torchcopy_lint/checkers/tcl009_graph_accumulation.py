@@ -496,9 +496,42 @@ class GraphAccumulation(Checker):
                 return None
             if in_forward and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info) or self._consumed_per_step(info, key)):
                 return None  # collected for this step's loss and emptied once it is read (aux losses, a bounded queue)
+            if in_forward and self._in_eval_mode():
+                return None  # ``if not self.training: self.maps.append(attn)``: never while training
         elif in_forward:
             return None  # a forward's own names and its module's globals: judged elsewhere
         return repeated if outlives else None
+
+    def _in_eval_mode(self) -> bool:
+        """Whether the walk is in the branch of ``if not self.training:`` (or the ``else`` of
+        ``if self.training:``) of a method."""
+        parents = self.ctx.walker.parents
+        for index, parent in enumerate(parents):
+            if type(parent) is not cst.If or index + 1 >= len(parents):
+                continue
+            test, child = parent.test, parents[index + 1]
+            negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+            flag = test.expression if negated else test  # type: ignore[union-attr]
+            if dotted_name(flag) != "self.training":  # type: ignore[arg-type]
+                continue
+            if (negated and child is parent.body) or (not negated and child is parent.orelse):
+                return True
+        return False
+
+    def _called_in_a_step(self, info: FunctionInfo) -> bool:
+        """Whether a call of ``info`` runs once per training step: in a step loop of a function
+        that trains itself, or outside any loop of a function that trains itself (a step
+        function such as ``train_step``)."""
+        sites = [(site.call, site.scope) for site in info.call_sites]
+        if info.cls is not None:  # ``model.pop_aux_losses()`` on a ``model`` the file does not type: by the method's name
+            sites += [(raw.call, raw.scope) for raw in self.ctx.model.records.calls if isinstance(raw.call.func, cst.Attribute) and raw.call.func.attr.value == info.name]
+        for call, scope in sites:
+            caller = self.ctx.model.function_of_scope(scope) if scope is not None else None
+            if caller is None or not isinstance(caller.node, cst.FunctionDef) or not self.ctx.model.trains_itself(caller.node):
+                continue
+            if _in_a_step(caller.node.body, call) or _innermost_loop_of(caller.node.body, call) is None:
+                return True
+        return False
 
     def _is_trained_forward(self, info: FunctionInfo) -> bool:
         """``forward`` of a module class of a file that trains: run once per training step,
@@ -522,10 +555,15 @@ class GraphAccumulation(Checker):
                 node = other.node
                 if not isinstance(node, cst.FunctionDef) or node.name.value == "__init__":
                     continue
+                emptyings = _attribute_emptyings(node.body, attribute)
+                if not emptyings:
+                    continue
                 if node is forward.node:
-                    found = bool(_attribute_emptyings(node.body, attribute))
+                    found = True
                 elif self.ctx.model.trains(node):
-                    found = any(_in_a_step(node.body, emptying) for emptying in _attribute_emptyings(node.body, attribute))
+                    found = any(_in_a_step(node.body, emptying) for emptying in emptyings)
+                if not found:
+                    found = self._called_in_a_step(other)  # ``model.pop_aux_losses()`` in the training step
                 if found:
                     break
             self._emptied_attributes[attribute] = found

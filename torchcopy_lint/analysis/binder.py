@@ -13,6 +13,8 @@ the records are complete.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass, field, replace
 
 from torchcopy_lint.lazy import cst
@@ -744,25 +746,40 @@ def _method_names(module: cst.Module) -> set[str]:
     ``__call__``): calls of these are kept."""
     from torchcopy_lint.walker import iter_children
 
+    # Exact types, not isinstance: LibCST's node classes are ABCs (a slow check per node), and
+    # these are final classes; the per-type answer for children is cached.
+    descended = _descended_types()
     names: set[str] = set()
     classes: set[str] = set()
     instances: list[tuple[str, str]] = []  # (attribute, class name called)
     pending: list[cst.CSTNode] = list(module.body)
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.ClassDef):
-            classes.add(node.name.value)
-            body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-            names.update(item.name.value for item in body if isinstance(item, cst.FunctionDef))
+        kind = type(node)
+        if kind is cst.ClassDef:
+            classes.add(node.name.value)  # type: ignore[attr-defined]
+            body = node.body.body if type(node.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+            names.update(item.name.value for item in body if type(item) is cst.FunctionDef)
             pending.extend(body)
-        elif isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and isinstance(small.value.func, cst.Name):
-                    instances.extend((target.target.attr.value, small.value.func.value) for target in small.targets if isinstance(target.target, cst.Attribute))
-        elif isinstance(node, (cst.FunctionDef, cst.If, cst.Try, cst.With, cst.For, cst.While, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.Finally)):
-            pending.extend(child for child in iter_children(node) if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.ExceptHandler, cst.Else, cst.Finally)))
+        elif kind is cst.SimpleStatementLine:
+            for small in node.body:  # type: ignore[attr-defined]
+                if type(small) is cst.Assign and type(small.value) is cst.Call and type(small.value.func) is cst.Name:
+                    instances.extend((target.target.attr.value, small.value.func.value) for target in small.targets if type(target.target) is cst.Attribute)
+        elif kind in descended:
+            pending.extend(child for child in iter_children(node) if _statement_like(type(child)))
     names.update(attribute for attribute, called in instances if called in classes)
     return names
+
+
+@lru_cache(maxsize=None)
+def _descended_types() -> frozenset[type]:
+    """Statements whose bodies :func:`_method_names` looks into (built on first use: LibCST loads lazily)."""
+    return frozenset({cst.FunctionDef, cst.If, cst.Try, cst.With, cst.For, cst.While, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.Finally})
+
+
+@lru_cache(maxsize=None)
+def _statement_like(node_type: type) -> bool:
+    return issubclass(node_type, (cst.BaseStatement, cst.BaseSuite, cst.ExceptHandler, cst.Else, cst.Finally))
 
 
 def _names_in(node: cst.CSTNode, name: str) -> list[cst.Name]:

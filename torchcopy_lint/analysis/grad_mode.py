@@ -195,17 +195,28 @@ class RequiresGradSwitches:
     def __init__(self, bindings_of: Callable[[cst.Name], tuple[object, ...]]) -> None:
         self._bindings_of = bindings_of
         self._off: list[set[object]] = [set()]
+        self._on: list[set[object]] = [set()]  # switched on: ``x_adv.requires_grad_(True)``
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._off.append(set())
+        self._on.append(set())
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._off.pop()
+        self._on.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
                 self._switch(target.target.value, off=is_false(node.value))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # ``x_adv = x_adv.detach() + step`` after ``x_adv.requires_grad_(True)``: a new value,
+        # switched on by nothing (a loop's next ``requires_grad_(True)`` switches it again).
+        for target in node.targets:
+            for name in _bound_names(target.target):
+                for key in self._keys(name):
+                    self._on[-1].discard(key)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
@@ -221,13 +232,32 @@ class RequiresGradSwitches:
         for key in self._keys(owner):
             if off:
                 self._off[-1].add(key)
+                self._on[-1].discard(key)
             else:
                 self._off[-1].discard(key)
+                self._on[-1].add(key)
+
+    def switched_on(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr``'s ``requires_grad`` was set to True earlier in this function (a
+        detached input made a leaf again: ``x_adv.requires_grad_(True)`` in an attack loop)."""
+        keys = self._keys(expr)
+        return bool(keys) and all(key in self._on[-1] for key in keys)
 
     def switched_off(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
         keys = self._keys(expr)
         return bool(keys) and all(key in self._off[-1] for key in keys)
+
+
+def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The plain names an assignment target binds (``a``, ``a, (b, c)``, ``*rest``)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
 
 
 def _inside(scope: Scope | None, outer: Scope) -> bool:

@@ -97,6 +97,9 @@ def kept_as(
         if isinstance(parent, cst.DictComp) and parent.value is current:
             current, index, wrapped, slot = parent, index - 1, True, None
             continue
+        if isinstance(parent, cst.IfExp) and (parent.body is current or parent.orelse is current):
+            current, index = parent, index - 1  # ``x.clone() if first else avg``: kept as the whole is
+            continue
         if isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
             if _is_builtin_container(ctx, grand):
                 # ``tuple(p.clone() for p in ...)``, ``list(snapshots(model))`` of a generator

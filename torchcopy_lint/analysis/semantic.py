@@ -611,6 +611,13 @@ class SemanticModel:
             offset = sum(1 for argument in callback.args[1:] if argument.keyword is None)
             callback = callback.args[0].value
         value = evaluator.value(callback, grad_off)
+        if value.alternatives:  # ``hook = make_raw(name) if raw else make_safe(name)``: each one
+            registered = [self._register_value(roles, alternative, offset, evaluator, registration) for alternative in value.alternatives]
+            return any(registered)
+        return self._register_value(roles, value, offset, evaluator, registration)
+
+    def _register_value(self, roles: tuple[str, ...], value: Value, offset: int, evaluator: Evaluator, registration: HookRegistration | None) -> bool:
+        """Give ``roles`` to the local function (or instance's ``__call__``) ``value`` is."""
         bound = value.bound
         if value.function is None and value.cls is not None and value.kind is not Kind.CALLABLE:
             # An instance of a class of the file (``register_forward_hook(SaveOutput())``): its ``__call__``.

@@ -96,6 +96,11 @@ class TensorFacts:
             return None
         return value.why or "a leaf that requires grad"
 
+    def grad_switched_on(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a tensor whose ``requires_grad`` was switched on earlier in this
+        function (``x.requires_grad_(True)``, ``x.requires_grad = True``): a leaf that requires grad."""
+        return self._ctx.value(expr).kind is Kind.TENSOR and self._ctx.switches.switched_on(expr)
+
     def grad_switched_off(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr``'s ``requires_grad`` was switched off earlier in this function: on
         itself (``w.requires_grad_(False)``) or, for a parameter of ``m.parameters()``, on its

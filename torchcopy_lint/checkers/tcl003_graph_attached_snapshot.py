@@ -11,6 +11,8 @@ returned by a helper whose callers keep the result (``init = snapshot(model)``).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from torchcopy_lint.lazy import cst
@@ -76,12 +78,14 @@ class GraphAttachedSnapshot(Checker):
         if source is None or self.ctx.grad.disabled:
             return
         value = self.ctx.value(source)
-        if not value.requires_grad or (value.grad is Grad.LEAF and self.ctx.tensors.grad_switched_off(source)):
+        switched_on = not value.requires_grad and self.ctx.tensors.grad_switched_on(source)
+        if not (value.requires_grad or switched_on) or (value.grad is Grad.LEAF and self.ctx.tensors.grad_switched_off(source)):
             return  # ``model.requires_grad_(False)`` just before: the clone records nothing
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
         if kept is None:
             return
-        clone = _Clone(node, source, value.why or "it requires grad", self.ctx.top_statement)
+        why = "a leaf switched to requires_grad=True" if switched_on else value.why or "it requires grad"
+        clone = _Clone(node, source, why, self.ctx.top_statement)
         if kept.way is Way.RETURNED:
             function = self.ctx.scopes.enclosing_function()
             if isinstance(function, (cst.FunctionDef, cst.Lambda)):
@@ -123,7 +127,7 @@ class GraphAttachedSnapshot(Checker):
     # -- kept later: through a name, through a helper's callers ----------------------------
     def visit_Name(self, node: cst.Name) -> None:
         """A load of a name in a place that keeps it (``history.append(snap)``)."""
-        if not isinstance(self.ctx.parent, (cst.Arg, cst.Element, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Attribute, cst.Return)):
+        if type(self.ctx.parent) not in _keeping_parents():  # exact types: LibCST's isinstance is slow, these are final classes
             return
         bindings = self.ctx.bindings_of(node)
         if not bindings:
@@ -185,3 +189,9 @@ class GraphAttachedSnapshot(Checker):
                 return positional[0].value if positional else None
             return func.value
         return None
+
+
+@lru_cache(maxsize=None)
+def _keeping_parents() -> frozenset[type]:
+    """Parents of a name load that may keep it (built on first use: LibCST loads lazily)."""
+    return frozenset({cst.Arg, cst.Element, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Attribute, cst.Return})

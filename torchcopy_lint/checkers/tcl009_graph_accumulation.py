@@ -14,6 +14,7 @@ computed from it (gradient accumulation, REINFORCE's ``torch.stack(log_probs).su
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from torchcopy_lint.lazy import cst
@@ -913,15 +914,27 @@ def _statements_and_calls(body: cst.CSTNode, skipped: Callable[[cst.With], bool]
     nor in ``with`` blocks ``skipped`` says to leave out)."""
     found: list[cst.CSTNode] = []
     pending = [body]
+    kept, nested = _accumulation_types(), _nested_scope_types()  # exact types: these classes are final
     while pending:
         current = pending.pop()
-        if isinstance(current, (cst.AugAssign, cst.Assign, cst.Call)):
+        kind = type(current)
+        if kind in kept:
             found.append(current)
-        if isinstance(current, cst.With) and skipped is not None and skipped(current):
+        if kind is cst.With and skipped is not None and skipped(current):  # type: ignore[arg-type]
             continue
-        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if kind not in nested:
             pending.extend(iter_children(current))
     return found
+
+
+@lru_cache(maxsize=None)
+def _accumulation_types() -> frozenset[type]:
+    return frozenset({cst.AugAssign, cst.Assign, cst.Call})
+
+
+@lru_cache(maxsize=None)
+def _nested_scope_types() -> frozenset[type]:
+    return frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _dotted_reads(expr: cst.CSTNode) -> set[str]:

@@ -139,3 +139,15 @@ def is_true(expr: cst.BaseExpression | None) -> bool:
 def is_false(expr: cst.BaseExpression | None) -> bool:
     """The literal ``False``."""
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The Name nodes an assignment target binds (``a``, ``a, (b, c)``, ``*rest``; not
+    attributes or subscripts)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

@@ -14,7 +14,7 @@ from typing import NamedTuple, Union
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name
+from torchcopy_lint.analysis.cst_helpers import dotted_name, target_names
 
 LoopNode = Union["cst.For", "cst.While"]  # strings: LibCST loads on first use (see __init__)
 
@@ -107,7 +107,7 @@ class FlowTracker:
             self._pending_blocks[id(node.orelse.body)] = Block(node.orelse, False)
         if isinstance(node, cst.For) and self._logging_names:
             # The target is rebound at the top of each iteration: logged there (inside the loop).
-            self._quiet_names.update(id(name) for name in _target_names(node.target))
+            self._quiet_names.update(id(name) for name in target_names(node.target))
 
     def _leave_loop(self, node: LoopNode) -> None:
         self._loops[-1].pop()
@@ -182,7 +182,7 @@ class FlowTracker:
         frame.blocks = (*frame.blocks, block)
         self._open_blocks.append(id(node))
         if block.is_loop and isinstance(block.node, cst.For) and self._logging_names:
-            for name in _target_names(block.node.target):
+            for name in target_names(block.node.target):
                 self._log(name, store=True)
 
     def _close_block(self, node: cst.CSTNode) -> None:
@@ -220,7 +220,7 @@ class FlowTracker:
 
     def _mark_stores(self, node: cst.CSTNode, targets: Iterable[cst.BaseExpression]) -> None:
         if self._logging_names:
-            names = [name for target in targets for name in _target_names(target)]
+            names = [name for target in targets for name in target_names(target)]
             if names:
                 self._store_names[id(node)] = names
                 self._quiet_names.update(id(name) for name in names)
@@ -246,7 +246,7 @@ class FlowTracker:
             names: set[str] = set()
             clause: cst.CompFor | None = node.for_in
             while clause is not None:
-                names.update(name.value for name in _target_names(clause.target))
+                names.update(name.value for name in target_names(clause.target))
                 clause = clause.inner_for_in
             self._comprehension_names.append(frozenset(names))
 
@@ -259,7 +259,7 @@ class FlowTracker:
 
     def leave_WithItem(self, node: cst.WithItem) -> None:
         if self._logging_names and node.asname is not None:  # the walk does not visit ``as`` names
-            for name in _target_names(node.asname.name):  # type: ignore[arg-type]
+            for name in target_names(node.asname.name):  # type: ignore[arg-type]
                 self._log(name, store=True)
 
     leave_Assign = leave_AnnAssign = leave_NamedExpr = leave_Del = _log_stores
@@ -295,17 +295,6 @@ def step_event(call: cst.Call, is_optimizer: Callable[[cst.BaseExpression], bool
     return None
 
 
-def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
-    """The Name nodes an assignment target binds (not attributes or subscripts)."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
-
-
 # Calls that run more training: ``train(model, ...)``, ``train_one_epoch(...)``,
 # ``trainer.fit(...)``, ``run_training(...)``. ``model.train()`` (a mode switch) is not one.
 _TRAINING_CALL = re.compile(
@@ -322,7 +311,6 @@ def _identifier(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Attribute):
         return expr.attr.value
     return None
-
 
 
 def call_event(call: cst.Call, is_optimizer: Callable[[cst.BaseExpression], bool] | None = None) -> tuple[str, str | None] | None:

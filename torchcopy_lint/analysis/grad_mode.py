@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, target_names
 from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRAD_SETTING
 from torchcopy_lint.analysis.torch_names import TorchNames
 
@@ -214,7 +214,7 @@ class RequiresGradSwitches:
         # ``x_adv = x_adv.detach() + step`` after ``x_adv.requires_grad_(True)``: a new value,
         # switched on by nothing (a loop's next ``requires_grad_(True)`` switches it again).
         for target in node.targets:
-            for name in _bound_names(target.target):
+            for name in target_names(target.target):
                 for key in self._keys(name):
                     self._on[-1].discard(key)
 
@@ -247,17 +247,6 @@ class RequiresGradSwitches:
         """Whether ``expr``'s ``requires_grad`` was set to False earlier in this function."""
         keys = self._keys(expr)
         return bool(keys) and all(key in self._off[-1] for key in keys)
-
-
-def _bound_names(target: cst.BaseExpression) -> list[cst.Name]:
-    """The plain names an assignment target binds (``a``, ``a, (b, c)``, ``*rest``)."""
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _bound_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _bound_names(target.value)
-    return []
 
 
 def _inside(scope: Scope | None, outer: Scope) -> bool:

@@ -424,7 +424,7 @@ class GraphAccumulation(Checker):
             return None
         bindings = self.ctx.bindings_of(root)
         if bindings and all(binding.kind is BindingKind.LOOP_TARGET and binding.value is not None for binding in bindings):
-            holders = {id(held): held for binding in bindings if (held := _root_name(binding.value)) is not None}  # type: ignore[arg-type]
+            holders = {held.value: held for binding in bindings if (held := _root_name(binding.value)) is not None}  # type: ignore[arg-type]
             if len(holders) == 1:
                 return next(iter(holders.values()))
         return root
@@ -495,7 +495,7 @@ class GraphAccumulation(Checker):
             key = _accumulator_key(accumulator)
             if info.hook_roles is not None and self._consumed_per_step(info, key):
                 return None
-            if in_forward and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info) or self._consumed_per_step(info, key)):
+            if in_forward and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info)):
                 return None  # collected for this step's loss and emptied once it is read (aux losses, a bounded queue)
             if in_forward and self._in_eval_mode():
                 return None  # ``if not self.training: self.maps.append(attn)``: never while training

@@ -157,3 +157,11 @@ def test_module_names_include_distillation_roles() -> None:
 
     assert all(is_module_name(name) for name in ("teacher", "student", "self_teacher", "student_model", "netG", "policy_net"))
     assert not any(is_module_name(name) for name in ("teacher_name", "num_students", "model_cfg", "student_count", "model_dim", "encoder_size"))
+
+
+def test_model_methods_by_verb_and_getter_noun() -> None:
+    from torchcopy_lint.analysis.naming import is_model_method
+
+    assert all(is_model_method(name) for name in ("encode", "encode_image", "encodeText", "decode_latents", "embed_tokens", "get_image_features", "get_logits"))
+    # a tokenizer's dict, HF's embedding module getter, other getters
+    assert not any(is_model_method(name) for name in ("encode_plus", "batch_encode_plus", "get_input_embeddings", "get_loss", "embedding", "encoder"))

@@ -581,6 +581,8 @@ class Evaluator:
                 return found  # ``batch.reward`` of a namedtuple
         if receiver.kind is Kind.CONTAINER and receiver.qualname == api.TENSOR_MAPPING:
             return receiver.element or UNKNOWN  # ``enc.input_ids``
+        if receiver.kind is Kind.CONTAINER and receiver.qualname == api.GRAPH_BATCH:
+            return receiver.field(attr) or UNKNOWN  # ``data.edge_index`` of a PyG batch
         if receiver.cls is not None and receiver.kind is not Kind.CALLABLE:
             found = self.model.class_attribute(receiver.cls, attr, self)
             if found is not None:
@@ -947,6 +949,11 @@ class Evaluator:
             return Value(Kind.MODULE, qualname=qualname, loss=api.is_loss_module_class(qualname))
         if api.is_library_transform(qualname):
             return Value(Kind.MODULE, qualname=qualname)  # called: a tensor with its input's history
+        if qualname in api.COMPOSED_TRANSFORMS and isinstance(first, (cst.List, cst.Tuple)) and first.elements:
+            last = first.elements[-1]
+            composed = self.value(last.value, off) if not isinstance(last, cst.StarredElement) else UNKNOWN
+            if composed.kind is Kind.MODULE and composed.qualname is not None and api.is_library_transform(composed.qualname):
+                return composed  # the pipeline's result is its last transform's: a tensor
         built = api.library_model(qualname)
         if built is not None:
             return Value(Kind.MODULE, qualname=qualname, guessed=built == "guessed")
@@ -958,8 +965,14 @@ class Evaluator:
             return Value(Kind.OPTIMIZER, qualname=qualname)
         if qualname in api.DATA_LOADER_CLASSES:
             return _loader()
+        if qualname in api.GRAPH_LOADER_CLASSES:
+            return Value(Kind.CONTAINER, element=_GRAPH_BATCH, qualname=qualname)
         if qualname in api.LOADING_FUNCTIONS:
             return container(Value(Kind.UNKNOWN, Grad.NO))
+        if first is not None and api.is_same_type_image_function(qualname):
+            source = self.value(first, off)
+            if source.kind is Kind.TENSOR:
+                return tensor(derived(source.grad, off), source.why)
         if qualname in api.LIBRARY_TENSOR_FUNCTIONS:
             return tensor(Grad.NO, f"a tensor from {short}()")
         if qualname in api.LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS:
@@ -1245,8 +1258,8 @@ class Evaluator:
             return (receiver.field(key) if key is not None else None) or element
         if method == "copy":
             return receiver.with_(alias=Alias(AliasHow.SHALLOW, source, receiver))
-        if method == "to" and receiver.qualname == api.TENSOR_MAPPING:
-            return receiver  # ``BatchEncoding.to(device)`` moves its tensors and returns itself
+        if method == "to" and receiver.qualname in (api.TENSOR_MAPPING, api.GRAPH_BATCH):
+            return receiver  # ``BatchEncoding.to(device)``, ``Batch.to(device)``: moves its tensors, returns itself
         if method in ("index", "count"):
             return SCALAR
         if method in ("append", "extend", "insert", "add", "update", "clear", "appendleft", "remove", "sort", "reverse"):
@@ -1277,6 +1290,9 @@ class Evaluator:
 # -- helpers ----------------------------------------------------------------------------------
 
 _TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a tokenizer returned"), qualname=api.TENSOR_MAPPING)
+_GRAPH_BATCH = Value(
+    Kind.CONTAINER, qualname=api.GRAPH_BATCH, fields=tuple((name, tensor(Grad.NO, "a tensor of a graph batch")) for name in sorted(api.GRAPH_TENSOR_ATTRIBUTES))
+)
 
 
 def _returns_tensor_mapping(call: cst.Call) -> bool:

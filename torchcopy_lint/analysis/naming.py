@@ -111,9 +111,21 @@ def is_model_copy_name(name: str) -> bool:
 _TENSOR_METHODS = frozenset({"encode", "decode", "embed", "features", "extract_features", "forward_features", "project", "classify", "reconstruct", "get_features", "get_embedding", "logits"})
 
 
+# The verbs of such methods with an object (``encode_image``, ``decode_latents``, ``embed_tokens``),
+# and the nouns of getters (CLIP's ``get_image_features``).
+_TENSOR_METHOD_VERBS = frozenset({"encode", "decode", "embed"})
+_TENSOR_GETTER_NOUNS = frozenset({"features", "logits"})  # not ``get_input_embeddings``: a module
+
+
 def is_model_method(name: str) -> bool:
-    """``encode``, ``decode``, ``forward_features``: a model method that returns a tensor."""
-    return name in _TENSOR_METHODS
+    """``encode``, ``decode``, ``forward_features``, ``encode_image``, ``get_text_features``:
+    a model method that returns a tensor (not ``encode_plus``, a tokenizer's dict)."""
+    if name in _TENSOR_METHODS:
+        return True
+    words = _lower_words(name)
+    if len(words) < 2 or words[-1] == "plus":
+        return False
+    return words[0] in _TENSOR_METHOD_VERBS or (words[0] == "get" and words[-1] in _TENSOR_GETTER_NOUNS)
 
 
 def is_loader_name(name: str) -> bool:

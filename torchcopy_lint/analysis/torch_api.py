@@ -64,6 +64,11 @@ NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.
 # dataset of the file is an object whose ``__getitem__`` the model follows.
 PLAIN_BASE_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
 DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+# PyTorch Geometric's loaders yield a Batch of graphs: its standard attributes are tensors
+# (``data.x``, ``data.edge_index``, ``data.y``), and ``data.to(device)`` returns the batch.
+GRAPH_LOADER_CLASSES = frozenset({"torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader"})
+GRAPH_BATCH = "torch_geometric.data.Batch"
+GRAPH_TENSOR_ATTRIBUTES = _words("x edge_index edge_attr edge_weight y pos batch ptr train_mask val_mask test_mask")
 # Modules that hold parameters as items: ``plist[i]``, ``for p in plist``, ``pdict["k"]``,
 # ``pdict.values()`` are parameters (iterating a ParameterDict gives its keys).
 PARAMETER_LIST_CLASSES = frozenset({"torch.nn.ParameterList", "torch.nn.modules.container.ParameterList"})
@@ -180,6 +185,25 @@ LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS = frozenset({"torchaudio.load"})
 # torchaudio transform (parameter-free nn.Modules on tensors), and torchvision's conversions
 # to tensors (its other transforms also take and return PIL images).
 _TORCHVISION_TENSOR_TRANSFORMS = frozenset({"ToTensor", "PILToTensor", "ConvertImageDtype", "Normalize", "ToImage", "ToDtype", "ToPureTensor"})
+
+
+# ``transforms.Compose([..., transforms.ToTensor()])``: calling it calls its last transform.
+COMPOSED_TRANSFORMS = frozenset({"torchvision.transforms.Compose", "torchvision.transforms.v2.Compose"})
+
+
+# ``torchvision.transforms.functional``: each function returns what it was given (a tensor for
+# a tensor, a PIL image for a PIL image) but for these, which convert or measure.
+_IMAGE_FUNCTION_NAMESPACES = ("torchvision.transforms.functional.", "torchvision.transforms.v2.functional.")
+_IMAGE_FUNCTIONS_OF_OTHER_TYPES = frozenset({"to_pil_image", "to_grayscale", "get_dimensions", "get_image_size", "get_image_num_channels", "get_size", "get_num_channels", "get_num_frames"})
+
+
+def is_same_type_image_function(qualname: str) -> bool:
+    """``TF.normalize``, ``TF.resize``, ``TF.hflip`` ...: a tensor given, a tensor returned."""
+    for namespace in _IMAGE_FUNCTION_NAMESPACES:
+        if qualname.startswith(namespace):
+            last = qualname[len(namespace):]
+            return "." not in last and last[:1].islower() and last not in _IMAGE_FUNCTIONS_OF_OTHER_TYPES
+    return False
 
 
 def is_library_transform(qualname: str) -> bool:

@@ -235,12 +235,14 @@ class TensorCopyConstruct(Checker):
         if owner.surely_not_tensor or owner.cls is not None:
             return  # another class's own ``new_tensor`` (an instance of a class of this file)
         like = _short(receiver)
-        if self.ctx.tensors.kind(data) is not YES:
+        value = self.ctx.value(data)
+        if not value.is_tensor:
             self._check_tensor_list(node, data, self._options(node, like=like), fixable=False)
             return
         # ``.to(x)`` evaluates ``x`` after ``t``: only a plain name or attribute chain is moved.
-        # Unsafe when the file does not show ``x`` to be a tensor (another class's ``new_tensor``).
-        applicability = SAFE if self.ctx.tensors.kind(receiver) is YES else UNSAFE
+        # Unsafe when the file does not show ``x`` to be a tensor (another class's ``new_tensor``),
+        # or shows ``t`` to be one only by its use (as ``torch.tensor`` does above).
+        applicability = SAFE if self.ctx.tensors.kind(receiver) is YES and not value.guessed else UNSAFE
         fix = self._fix(node, detach_clone(data), applicability, like=receiver) if dotted_name(receiver) is not None else None
         self.report(node, fix=fix, call=f"`{_short(node, 60)}` on a tensor", effect=EFFECT_COPY, instead=f"{_source_text(data)}.detach().clone(){self._options(node, like=like)}")
 

@@ -537,3 +537,18 @@ def e(val):
     # may keep the tensor; d: bound again after the if; e: the item, or what the test said
     # was no tensor (a number or some object: "maybe" when joined).
     assert kinds(source) == [NO, YES, YES, YES, MAYBE]
+
+
+def test_an_input_of_a_functional_call_is_a_tensor_by_its_use() -> None:
+    source = """
+import torch
+import torch.nn.functional as F
+import mylib
+def f(targets, labels, other):
+    onehot = F.one_hot(targets, 10)
+    mylib.one_hot(labels, 10)
+    return probe(targets), probe(labels), probe(other)
+"""
+    assert kinds(source) == [MAYBE, MAYBE, MAYBE]  # a use is evidence (a guess), not proof
+    values = probe(source, lambda ctx, expr: (ctx.value(expr).is_tensor, ctx.value(expr).guessed))
+    assert values == [(True, True), (False, False), (False, False)]

@@ -581,6 +581,8 @@ class Binder:
             # ``x.detach()``, ``x.sub_(m)``, ``x.sum(dim=1)``: only a tensor has such a method.
             self.records.tensor_receivers.append(func.value)
         positional = positional_args(node)
+        if positional and isinstance(positional[0].value, cst.Name) and not positional[0].star:
+            self.records.first_arguments.append((func, positional[0].value))  # ``F.one_hot(targets, n)``: see SemanticModel.used_as_tensor
         adder = _ADDERS.get(method)
         if adder is not None and len(positional) > adder[0]:
             key = string_value(positional[0].value) if method == "setdefault" else None
@@ -667,6 +669,7 @@ class Records:
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
+    first_arguments: list[tuple[cst.Attribute, cst.Name]] = field(default_factory=list)  # ``F.relu(x)``: (``F.relu``, ``x``) of calls of attributes
     grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad
     type_tested: list[cst.Name] = field(default_factory=list)  # names given to ``isinstance`` or ``type``: their uses do not type them
     imports_torch: bool = False

@@ -325,7 +325,7 @@ class Evaluator:
             # so that rules asking for a tensor the file shows, and safe fixes, do not rest on it.
             if self.model.records.grad_owners and self.model.used_as_leaf(binding):
                 value = tensor(Grad.LEAF, "a tensor whose .grad is read").with_(guessed=True)
-            elif self.model.records.tensor_receivers and self.model.used_as_tensor(binding):
+            elif (self.model.records.tensor_receivers or self.model.records.first_arguments) and self.model.used_as_tensor(binding):
                 value = self._used_as_tensor(binding).with_(guessed=True)
         return value
 

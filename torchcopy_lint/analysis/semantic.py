@@ -92,11 +92,13 @@ class SemanticModel:
 
     def used_as_tensor(self, binding: Binding) -> bool:
         """Whether the file calls a method only tensors have on this binding's name
-        (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``): a value it does not type
-        otherwise is a tensor, as its use says (unless the file tests its type: then it may
-        be something else where it is not used so)."""
+        (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``), or gives it as the input of a
+        ``torch.nn.functional`` function (``F.one_hot(targets, n)``: every one takes a tensor
+        first): a value it does not type otherwise is a tensor, as its use says (unless the
+        file tests its type: then it may be something else where it is not used so)."""
         if self._used_as_tensors is None:
-            self._used_as_tensors = self._binding_ids(self.records.tensor_receivers) - self._type_tested()
+            inputs = [name for func, name in self.records.first_arguments if (self.names.torch_qualname(func) or "").startswith(api.FUNCTIONAL_NAMESPACE)]
+            self._used_as_tensors = self._binding_ids([*self.records.tensor_receivers, *inputs]) - self._type_tested()
         return id(binding) in self._used_as_tensors
 
     def used_as_leaf(self, binding: Binding) -> bool:

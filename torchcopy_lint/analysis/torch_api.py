@@ -221,11 +221,15 @@ TENSOR_MAPPING_KEYWORD = ("return_tensors", "pt")
 TENSOR_MAPPING = "transformers.BatchEncoding"  # the qualname such a result is given
 
 
+# Every function here takes a tensor as its first argument (its input).
+FUNCTIONAL_NAMESPACE = "torch.nn.functional."
+
+
 def is_tensor_function(qualname: str) -> bool:
     """``torch.zeros``, ``torch.nn.functional.relu``, ``torch.linalg.norm`` ...: returns a tensor."""
     if qualname in TENSOR_FUNCTIONS:
         return True
-    for namespace in ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special."):
+    for namespace in (FUNCTIONAL_NAMESPACE, "torch.linalg.", "torch.fft.", "torch.special."):
         if qualname.startswith(namespace):
             last = qualname[len(namespace):]
             return "." not in last and last[:1].islower()
@@ -234,7 +238,7 @@ def is_tensor_function(qualname: str) -> bool:
 
 def is_loss_function(qualname: str) -> bool:
     """``torch.nn.functional.mse_loss``, ``F.cross_entropy`` ..."""
-    if not qualname.startswith("torch.nn.functional."):
+    if not qualname.startswith(FUNCTIONAL_NAMESPACE):
         return False
     last = qualname.rsplit(".", 1)[-1]
     return "loss" in last or last in LOSS_FUNCTION_NAMES

@@ -23,7 +23,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis import torch_api as api
-from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, FunctionInfo
+from torchcopy_lint.analysis.bindings import Binding, BindingKind, CallSite, FunctionInfo, Scope
 from torchcopy_lint.analysis.memo import CycleSafeMemo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, is_basic_index, is_false, is_true, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.values import (
@@ -125,8 +125,16 @@ class Evaluator:
         arguments: dict[int, Value] | None = None,
         depth: int = 0,
         known_calls: dict[int, list[CallSite]] | None = None,
+        outer: "Evaluator | None" = None,
+        specialised: frozenset[int] = frozenset(),
     ) -> None:
         self.model = model
+        # A callee's evaluator (see _returns_at) computes only the bindings and returns of the
+        # scopes ``arguments`` can change (id of each: the callee's, with the scopes nested in
+        # it); every other binding is what it is for any call, asked of ``outer``.
+        self._outer = outer
+        self._specialised = specialised
+        self._inside: dict[int, bool] = {}  # id(scope) -> within a specialised scope
         self.infer_parameters = infer_parameters
         self._known_calls = known_calls  # call sites to infer parameters from, while the model's are being built
         self._arguments = arguments or {}  # id(parameter binding) -> the value one call passes
@@ -150,7 +158,20 @@ class Evaluator:
         found = self._values.get(key)
         if found is not None:
             return found
+        if self._outer is not None and not self._specialises(binding.scope):
+            return self._outer.binding_value(binding)
         return self._memo.get(self._values, key, lambda: self._binding_value(binding), UNKNOWN)
+
+    def _specialises(self, scope: Scope) -> bool:
+        """Whether ``scope`` is, or is nested in, a scope whose parameters this evaluator's
+        arguments set."""
+        inside = self._inside.get(id(scope))
+        if inside is None:
+            current: Scope | None = scope
+            while current is not None and id(current) not in self._specialised:
+                current = current.parent
+            inside = self._inside[id(scope)] = current is not None
+        return inside
 
     # -- expressions -----------------------------------------------------------------------
     def _evaluate(self, expr: cst.BaseExpression, off: bool) -> Value:
@@ -801,6 +822,8 @@ class Evaluator:
         found = self._returns.get(key)
         if found is not None:
             return found
+        if self._outer is not None and not self._specialises(info.scope):
+            return self._outer.returns(info)
         self._returns[key] = UNKNOWN  # a recursive call sees "unknown"
         result = self._join_returns(info)
         returns = info.node.returns if isinstance(info.node, cst.FunctionDef) else None
@@ -847,7 +870,7 @@ class Evaluator:
         result = general
         if arguments:
             self._calls[key] = general  # recursion through this call sees the general answer
-            inner = Evaluator(self.model, True, {**self._arguments, **arguments}, self._depth + 1)
+            inner = Evaluator(self.model, True, {**self._arguments, **arguments}, self._depth + 1, outer=self, specialised=self._specialised | {id(info.scope)})
             result = inner.returns(info)
         self._calls[key] = result
         return result

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, target_names
+from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_false, target_names
 from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRAD_SETTING
 from torchcopy_lint.analysis.torch_names import TorchNames
 
@@ -31,10 +31,19 @@ if TYPE_CHECKING:
     from torchcopy_lint.analysis.semantic import SemanticModel
 
 class GradModeTracker:
-    """Walk participant: ``disabled`` is True inside a no-grad region."""
+    """Walk participant: ``disabled`` is True inside a no-grad region.
+
+    ``with torch.set_grad_enabled(cond):`` records grad on, as it may be; inside it, a
+    branch on the same condition tells (the transfer-learning tutorial's ``phase ==
+    "train"``): ``if cond:`` runs with grad on and its ``else`` with grad off; ``if not
+    cond:`` (or ``phase != "train"``, ``phase == "val"``) with grad off.
+    """
 
     def __init__(self) -> None:
         self._stack: list[bool] = [False]
+        self._conditions: list[cst.BaseExpression | None] = [None]  # per region: ``cond`` of ``set_grad_enabled(cond)``
+        self._branch_modes: dict[int, bool] = {}  # id(branch) -> grad off in it, set by its ``if``
+        self._branches: set[int] = set()  # id(branch) whose mode is pushed
         # Per function (the module first): names bound to a grad-mode switch (``ctx = torch.no_grad()``).
         self._switch_names: list[dict[str, bool]] = [{}]
         self.names: TorchNames | None = None  # set by FileContext once names exist
@@ -115,14 +124,55 @@ class GradModeTracker:
 
     def visit_With(self, node: cst.With) -> None:
         state = self.disabled
+        condition = self._conditions[-1]
         for item in node.items:
             mode = self.mode_of(item.item)
             if mode is not None:
                 state = mode
+            elif self._conditional_setting(item.item) is not None:
+                state, condition = False, self._conditional_setting(item.item)
         self._stack.append(state)
+        self._conditions.append(condition)
 
     def leave_With(self, node: cst.With) -> None:
         self._stack.pop()
+        self._conditions.pop()
+
+    def _conditional_setting(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``cond`` of ``torch.set_grad_enabled(cond)`` where it is not a literal."""
+        if not isinstance(expr, cst.Call) or len(expr.args) != 1 or self.names is None or self.names.torch_qualname(expr.func) not in GRAD_SETTING:
+            return None
+        return expr.args[0].value
+
+    # -- branches on a set_grad_enabled condition --------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_branch(node)  # an ``elif``: the ``else`` of the ``if`` before it
+        condition = self._conditions[-1]
+        if condition is None:
+            return
+        relation = _relation(node.test, condition)
+        if relation is None:
+            return
+        self._branch_modes[id(node.body)] = relation != "same"  # grad off unless the test is the condition
+        if node.orelse is not None and relation in ("same", "negated"):
+            self._branch_modes[id(node.orelse)] = relation == "same"
+
+    def leave_If(self, node: cst.If) -> None:
+        self._leave_branch(node)
+
+    def _enter_branch(self, node: cst.CSTNode) -> None:
+        mode = self._branch_modes.pop(id(node), None)
+        if mode is not None:
+            self._stack.append(mode)
+            self._branches.add(id(node))
+
+    def _leave_branch(self, node: cst.CSTNode) -> None:
+        if id(node) in self._branches:
+            self._branches.discard(id(node))
+            self._stack.pop()
+
+    visit_IndentedBlock = visit_SimpleStatementSuite = visit_Else = _enter_branch
+    leave_IndentedBlock = leave_SimpleStatementSuite = leave_Else = _leave_branch
 
     def visit_Expr(self, node: cst.Expr) -> None:
         value = node.value
@@ -159,16 +209,53 @@ class GradModeTracker:
                 state = mode
         self._stack.append(state)
         self._switch_names.append({})
+        self._conditions.append(None)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._stack.pop()
         self._switch_names.pop()
+        self._conditions.pop()
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._stack.append(False)
+        self._conditions.append(None)
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
+        self._conditions.pop()
+
+
+def _relation(test: cst.BaseExpression, condition: cst.BaseExpression) -> str | None:
+    """How an ``if`` test relates to a ``set_grad_enabled`` condition: "same", "negated"
+    (``not cond``, ``x != a`` of ``x == a``), "excludes" (``x == b`` of ``x == a``, another
+    literal: true only where the condition is false), or None (it does not say)."""
+    if _same(test, condition):
+        return "same"
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and _same(test.expression, condition):
+        return "negated"
+    if isinstance(condition, cst.UnaryOperation) and isinstance(condition.operator, cst.Not) and _same(test, condition.expression):
+        return "negated"
+    if not (isinstance(test, cst.Comparison) and isinstance(condition, cst.Comparison) and len(test.comparisons) == len(condition.comparisons) == 1):
+        return None
+    mine, theirs = test.comparisons[0], condition.comparisons[0]
+    if not _same(test.left, condition.left):
+        return None
+    equal, unequal = (cst.Equal, cst.NotEqual)
+    if isinstance(mine.operator, unequal) and isinstance(theirs.operator, equal) and _same(mine.comparator, theirs.comparator):
+        return "negated"
+    if isinstance(mine.operator, equal) and isinstance(theirs.operator, unequal) and _same(mine.comparator, theirs.comparator):
+        return "negated"
+    if isinstance(mine.operator, equal) and isinstance(theirs.operator, equal) and _literal(mine.comparator) and _literal(theirs.comparator) and not _same(mine.comparator, theirs.comparator):
+        return "excludes"
+    return None
+
+
+def _same(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    return "".join(code_of(a).split()) == "".join(code_of(b).split())
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float))
 
 
 def _is_function_forward(node: cst.FunctionDef) -> bool:

@@ -21,7 +21,7 @@ from torchcopy_lint.catalogue import CatalogueError
 from torchcopy_lint.config import SETTING_NAMES, ConfigError, Configuration, Overrides, Settings, toml_key
 from torchcopy_lint.diagnostics import FileError, FileResult
 from torchcopy_lint.discovery import discover
-from torchcopy_lint.engine import check_bytes, file_error
+from torchcopy_lint.engine import check_bytes, file_error, freeze_heap_after_imports
 from torchcopy_lint.exit_codes import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 from torchcopy_lint import output
 from torchcopy_lint.parallel import Job, check_paths, default_jobs
@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     stdin_texts: dict[str, str] = {}
     if STDIN in paths:
         results.append(check_stdin(args, stdin_name, selection, stdin_texts))
+    freeze_heap_after_imports()  # this process is the CLI's own (files checked here when there are few)
     results.extend(check_paths(jobs, args.jobs or default_jobs(), caches_for(args, jobs, selection)))
     return report(args, results, errors, stdin_texts)
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
-from torchcopy_lint.engine import FileRun, file_error, rules_for
+from torchcopy_lint.engine import FileRun, file_error, freeze_heap_after_imports, rules_for
 from torchcopy_lint.fixes.write import remove_temporaries
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 from torchcopy_lint.stopping import Stopped, raise_stopped  # noqa: F401 - re-exported
@@ -94,6 +94,7 @@ def _start_worker(parent: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         except (OSError, AttributeError):
             pass
+    freeze_heap_after_imports()
     watched = os.getppid()  # the parent, or the fork server that started this worker on its behalf
     if watched != parent and parent != 0 and not _alive(parent):
         _stop_worker(signal.SIGTERM)  # the parent died before this worker got going

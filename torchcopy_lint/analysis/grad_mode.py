@@ -24,7 +24,7 @@ from torchcopy_lint.analysis.torch_api import GRAD_DISABLING, GRAD_ENABLING, GRA
 from torchcopy_lint.analysis.torch_names import TorchNames
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from torchcopy_lint.analysis.binder import Records
     from torchcopy_lint.analysis.bindings import FunctionInfo, Scope
@@ -78,10 +78,7 @@ class GradModeTracker:
             expr = expr.func
         name = self.names.torch_qualname(expr)
         if name in GRAD_DISABLING:
-            # inference_mode(False) / inference_mode(mode=False) does not disable anything.
-            if call_args and is_false(call_args[0].value):
-                return None
-            return True
+            return True if disables(name, call_args) else None
         if name in GRAD_ENABLING:
             return False
         if name in GRAD_SETTING and call_args:
@@ -129,8 +126,8 @@ class GradModeTracker:
             mode = self.mode_of(item.item)
             if mode is not None:
                 state = mode
-            elif self._conditional_setting(item.item) is not None:
-                state, condition = False, self._conditional_setting(item.item)
+            elif (setting := self._conditional_setting(item.item)) is not None:
+                state, condition = False, setting
         self._stack.append(state)
         self._conditions.append(condition)
 
@@ -223,6 +220,12 @@ class GradModeTracker:
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self._stack.pop()
         self._conditions.pop()
+
+
+def disables(qualname: str | None, args: Sequence[cst.Arg]) -> bool:
+    """Whether calling ``qualname`` with ``args`` switches recording off: ``torch.no_grad()``,
+    ``torch.inference_mode()``, not ``inference_mode(False)`` / ``inference_mode(mode=False)``."""
+    return qualname in GRAD_DISABLING and not (args and is_false(args[0].value))
 
 
 def _relation(test: cst.BaseExpression, condition: cst.BaseExpression) -> str | None:

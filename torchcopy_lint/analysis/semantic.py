@@ -14,11 +14,11 @@ import builtins
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis import grad_mode, naming
 from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.binder import AFTER_SKIPPED, ELEMENT, TENSOR_PREDICATE, HookRegistration, RawCall, Records, by_name
 from torchcopy_lint.analysis.bindings import Addition, AttributeSite, Binding, BindingKind, CallSite, ClassInfo, FunctionInfo, Scope, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import dotted_name, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.evaluate import Evaluator
 from torchcopy_lint.analysis.torch_names import TorchNames
 from torchcopy_lint.analysis.values import ARRAY, OBJECT, SCALAR, UNKNOWN, AliasHow, Grad, Kind, Value, container, item_of, join_all, tensor
@@ -674,9 +674,7 @@ class SemanticModel:
 
     def _disables_grad(self, expr: cst.BaseExpression) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()`` (not ``inference_mode(False)``)."""
-        if not isinstance(expr, cst.Call) or self.names.torch_qualname(expr.func) not in api.GRAD_DISABLING:
-            return False
-        return not (expr.args and is_false(expr.args[0].value))
+        return isinstance(expr, cst.Call) and grad_mode.disables(self.names.torch_qualname(expr.func), expr.args)
 
     # -- calls dispatched by a string name ----------------------------------------------------
     def dispatched_from(self, call: cst.Call) -> list[tuple[FunctionInfo, CallSite]]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The checks that need a GPU, in one run, for a machine with CUDA (CI has none).
 #
-#   OUT=some/dir tools/gpu_checks.sh
+#   OUT=some/dir tools/gpu_checks.sh [PYTEST-ARGS]   (default: -k cuda)
 #
 # Writes to $OUT: verify.json and verification.md (`torchcopy-lint verify` on every device
 # present: cpu and cuda), cuda-tests.xml and pytest.log (every test with a CUDA variant:
@@ -37,9 +37,14 @@ sys.stderr.write(render_text(document))
 sys.stdout.write(render_markdown(document))
 EOF
 
+# pytest arguments: the script's own, else every test with a CUDA variant (-k cuda)
+selection=("$@")
+[ ${#selection[@]} -eq 0 ] && selection=(-k cuda)
+parallel=()
+python3 -c "import xdist" 2>/dev/null && parallel=(-n "$jobs")
 start=$SECONDS
-python3 -m pytest -q -rs -p no:cacheprovider -k cuda \
+python3 -m pytest -q -rs -p no:cacheprovider "${parallel[@]}" "${selection[@]}" \
     tests/test_sanitizer.py tests/test_torch_api.py tests/test_verify.py \
     --junitxml="$OUT/cuda-tests.xml" > "$OUT/pytest.log" 2>&1
-echo "pytest -k cuda: exit $? in $((SECONDS - start)) s"
+echo "pytest ${selection[*]}: exit $? in $((SECONDS - start)) s"
 tail -25 "$OUT/pytest.log"

@@ -69,3 +69,37 @@ def test_a_summary_through_recursion_does_not_depend_on_what_was_asked_first(ord
     answers = {name: model.trains(functions[name]) for name in order}
     assert answers == {"outer": True, "inner": True}
 
+
+
+_WRITERS = """\
+def normalize_(t, eps):
+    return t.div_(t.norm() + eps)
+
+
+def fill(out, value, scratch):
+    out[0] = value
+    scratch = scratch * 2
+    scratch.add_(1)
+
+
+def reads(t):
+    def inner(u):
+        u.zero_()
+
+    return t.sum()
+
+
+class Buffer:
+    def push(self, item, weight):
+        weight.mul_(0.5)
+"""
+
+
+def test_written_arguments_are_the_parameters_a_body_writes_in_place() -> None:
+    # Positions in FunctionInfo.params (``self`` counts): a rebound parameter is not the
+    # caller's any more; a nested function's write is not its outer function's.
+    module = cst.parse_module(_WRITERS)
+    model = build_model(module)
+    infos = {info.name: info for info in model.records.functions.values() if info.name != "<lambda>"}
+    written = {name: model.written_arguments(info) for name, info in infos.items()}
+    assert written == {"normalize_": {0}, "fill": {0}, "reads": set(), "inner": {0}, "push": {2}}

@@ -51,6 +51,7 @@ class SemanticModel:
         self._trains: dict[int, bool] = {}
         self._frozen: set[object] | None = None  # keys of modules the file freezes (see is_frozen)
         self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
+        self._written_arguments: dict[int, frozenset[int]] = {}  # id(function) -> parameters it writes in place
         self._without_grad: dict[int, bool] = {}
         self._framework_without_grad: dict[int, bool] = {}  # id(function) -> a framework calls it under no_grad
         self._class_chains: dict[int, list[ClassInfo]] = {}  # id(class) -> it and its local bases
@@ -373,6 +374,36 @@ class SemanticModel:
             pending.extend(iter_children(node))
         self._training_summaries[id(function)] = summary
         return summary
+
+    def written_arguments(self, info: FunctionInfo) -> frozenset[int]:
+        """The positions (in :attr:`FunctionInfo.params`) of the parameters ``info``'s own body
+        writes in place, through the parameter itself or a view of it (``t.div_(n)``,
+        ``t[i] = 0``, ``t += 1``): a call of the function writes the arguments it gets there
+        (``l2_normalize_(feats.detach())`` writes ``feats``). Nested functions are not its body;
+        a parameter rebound in the body is not written as the caller's."""
+        found = self._written_arguments.get(id(info.node))
+        if found is not None:
+            return found
+        from torchcopy_lint.analysis.aliasing import inplace_write, written_tensor
+        from torchcopy_lint.walker import iter_children
+
+        positions = {param.name.value: index for index, param in enumerate(info.params)}
+        written: set[int] = set()
+        pending: list[cst.CSTNode] = [info.node.body]
+        while pending and positions:
+            node = pending.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            write = inplace_write(node) if type(node) in (cst.Call, cst.AugAssign, cst.Assign) else None
+            if write is not None:
+                root = written_tensor(write[0])
+                if isinstance(root, cst.Name) and root.value in positions:
+                    bindings = self.bindings_of(root)
+                    if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings):
+                        written.add(positions[root.value])
+            pending.extend(iter_children(node))
+        result = self._written_arguments[id(info.node)] = frozenset(written)
+        return result
 
     def is_frozen(self, module: cst.BaseExpression) -> bool:
         """Whether ``module`` (a name or an attribute) is frozen: the file calls

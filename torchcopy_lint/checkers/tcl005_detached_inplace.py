@@ -73,6 +73,13 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
+def _holder(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The container an item is read from: ``self.fisher`` of ``self.fisher[n][0]``."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
 @lru_cache(maxsize=1 << 16)
 def _detaching(key: str) -> bool:
     """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py);
@@ -134,11 +141,14 @@ class DetachedInplace(Checker):
             source = func.value
             if isinstance(source, cst.Name):
                 self._states[-1].detach_receivers.add(id(source))
-            elif isinstance(source, cst.Attribute):
-                dotted = dotted_name(source)
-                if dotted is not None:
-                    self._states[-1].watched.setdefault(dotted, [])
+            else:
+                held = _holder(source)  # ``self.weight``, ``self.fisher`` of ``self.fisher[n]``
+                if isinstance(held, cst.Attribute):
+                    dotted = dotted_name(held)
+                    if dotted is not None:
+                        self._states[-1].watched.setdefault(dotted, [])
         if not (isinstance(func, cst.Attribute) and writes_values(func.attr.value)):
+            self._check_helper_writes(node)
             return
         receiver = func.value
         # Peel earlier in-place calls of the same chain: ``x.detach().mul_(2).add_(1)``.
@@ -148,6 +158,25 @@ class DetachedInplace(Checker):
                 receiver = receiver.func.value
             else:
                 break
+        self._check_chained(node, receiver, _short(func.value), f".{func.attr.value}(...)")
+
+    def _check_helper_writes(self, node: cst.Call) -> None:
+        """``f(x.detach())`` where ``f``, a function of the file, writes that parameter in place
+        (``def l2_normalize_(t): return t.div_(t.norm())``): the same write as a chained one."""
+        if not isinstance(node.func, (cst.Name, cst.Attribute)) or not self._states:
+            return
+        arguments = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
+        if not any(detached_view(argument) is not None for argument in arguments):
+            return
+        model = self.ctx.model
+        written = {index - offset for info, offset in model.called_functions(self.ctx.value(node.func)) for index in model.written_arguments(info)}
+        for index in sorted(written):
+            if 0 <= index < len(arguments):
+                self._check_chained(node, arguments[index], f"{_short(node.func)}({_short(arguments[index])})", "")
+
+    def _check_chained(self, node: cst.Call, receiver: cst.BaseExpression, view: str, operation: str) -> None:
+        """Report the write ``node`` makes to ``receiver`` when it is a tensor's detached view
+        and the written result is used as a value (or the tensor has history)."""
         source = self._detached_source(receiver)
         if source is None:
             return
@@ -163,10 +192,10 @@ class DetachedInplace(Checker):
         self.report(
             node,
             fix=_clone_after_detach(receiver) if use == "value" else None,  # a copy written by a statement would be lost
-            view=_short(func.value),
+            view=view,
             source=_short(source),
             copy=f"{_short(source)}.detach().clone()",
-            operation=f".{func.attr.value}(...)",
+            operation=operation,
             alias=".detach()",
             reason=reason,
         )
@@ -217,10 +246,9 @@ class DetachedInplace(Checker):
                 source, source_value = source_value.alias.source, source_value.alias.source_value
         dotted = dotted_name(source)
         if dotted is None and isinstance(source, cst.Subscript):
-            root = source
-            while isinstance(root, cst.Subscript):
-                root = root.value
-            dotted = root.value if isinstance(root, cst.Name) else None  # ``losses[0].detach()``: an item of ``losses``
+            # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
+            held = _holder(source)
+            dotted = held.value if isinstance(held, cst.Name) else dotted_name(held) if isinstance(held, cst.Attribute) else None
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source
         state = self._states[-1]

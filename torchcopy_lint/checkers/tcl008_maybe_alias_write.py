@@ -62,6 +62,12 @@ class Origin:
     how: str  # "`x.reshape(...)` copies only for some layouts, dtypes or devices"
     numpy_result: bool  # the written object is a numpy array (``x.numpy()``)
     outlives: str | None = None  # why the source is used after the write anyway
+    item: str | None = None  # the source is this item of ``source``, a container (``batch["image"]``)
+
+    @property
+    def shown(self) -> str:
+        """The source as the message names it."""
+        return f"{self.source}[{self.item}]" if self.item is not None else self.source
 
 
 @dataclass
@@ -181,14 +187,19 @@ class MaybeAliasWrite(Checker):
                 break
             alias = inner
         source, source_value = alias.source, alias.source_value
-        key = _key_of(source)
+        key, item = _key_of(source), None
+        if key is None and isinstance(source, cst.Subscript):
+            item = _constant_index(source)  # ``batch["image"].cpu()``: an item of ``batch``
+            source = source.value
+            key = _key_of(source) if item is not None else None
         if key is None or key in ("self", "cls") or source_value.kind not in (Kind.TENSOR, Kind.ARRAY):
             return None
         how = _describe(via) if isinstance(via, cst.Call) else f"`{key}` may be copied or not"
         outlives = None
+        shown = f"{key}[{item}]" if item is not None else key
         if any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(source)):
             # The caller's tensor (or ``self.<attr>``, module state): used after the call.
-            outlives = f"`{key}` is the caller's tensor" if key == _root(key) else f"`{key}` outlives the call"
+            outlives = f"`{shown}` is the caller's tensor" if shown == _root(key) else f"`{shown}` outlives the call"
         elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:
             outlives = f"`{key}` is {'a gradient the optimizer reads' if source_value.why == 'a gradient' else 'a parameter'}"
         elif self._rebinds_its_source(source, key):
@@ -196,7 +207,7 @@ class MaybeAliasWrite(Checker):
             # longer reaches the object it came from; a later read of ``x`` that does reach
             # it comes from a path without the rebinding, where the write is no alias.
             return None
-        return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives)
+        return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives, item)
 
     def _rebinds_its_source(self, source: cst.BaseExpression, key: str) -> bool:
         """Whether ``source`` (a plain name) lies in the value of an assignment to that same
@@ -305,8 +316,8 @@ class MaybeAliasWrite(Checker):
         wanted = {id(binding) for binding in origin.bindings}
         reaches = lambda name: bool(wanted & {id(binding) for binding in self._root_bindings(name)})  # noqa: E731
         for loop in self.ctx.flow.loops:
-            if _used_in_loop(loop, origin.source, reaches):
-                self._report(pending, f"`{origin.source}` is read again in the next iteration")
+            if _used_in_loop(loop, origin.source, reaches, origin.item):
+                self._report(pending, f"`{origin.shown}` is read again in the next iteration")
                 return
         self._pending.append(pending)
         self._pending_keys.add(origin.source)
@@ -314,7 +325,7 @@ class MaybeAliasWrite(Checker):
 
     def _report(self, pending: Pending, why: str) -> None:
         origin = pending.origin
-        self.report(pending.node, top=pending.top, target=pending.target, source=origin.source, how=origin.how, why=why)
+        self.report(pending.node, top=pending.top, target=pending.target, source=origin.shown, how=origin.how, why=why)
 
     # -- later uses of a source --------------------------------------------------------
     def _use(self, node: cst.Name | cst.Attribute, key: str) -> None:
@@ -329,8 +340,8 @@ class MaybeAliasWrite(Checker):
         used = {id(binding) for binding in self._root_bindings(node)}
         remaining = []
         for pending in self._pending:
-            if pending.origin.source == key and used & {id(binding) for binding in pending.origin.bindings} and not _other_branch(parents, node, pending.node):
-                self._report(pending, f"`{key}` is used afterwards")
+            if pending.origin.source == key and used & {id(binding) for binding in pending.origin.bindings} and _reads_item(parents, node, pending.origin.item) and not _other_branch(parents, node, pending.node):
+                self._report(pending, f"`{pending.origin.shown}` is used afterwards")
             else:
                 remaining.append(pending)
         self._pending = remaining
@@ -384,9 +395,33 @@ def _other_branch(parents: list[cst.CSTNode], node: cst.CSTNode, write: cst.CSTN
 _REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})
 
 
-def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], bool]) -> bool:
-    """Whether ``loop`` reads ``key``'s values somewhere, through a name that ``reaches`` the
-    source's binding (not one rebound before the loop), and never rebinds it."""
+def _constant_index(subscript: cst.Subscript) -> str | None:
+    """The code of a subscript's one constant index (``"image"``, ``0``), else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    value = subscript.slice[0].slice.value
+    return code_of(value) if isinstance(value, (cst.SimpleString, cst.Integer)) else None
+
+
+def _reads_item(parents: list[cst.CSTNode], node: cst.CSTNode, item: str | None) -> bool:
+    """Whether this use of a container (``node``) may read its item ``item``: the whole
+    container, the same item or an index that may be it; not another constant item
+    (``batch["label"]`` after a write through ``batch["image"]``), nor a store of one."""
+    if item is None:
+        return True
+    parent = parents[-1] if parents else None
+    if not (isinstance(parent, cst.Subscript) and parent.value is node):
+        return True
+    if _store_context(parents[:-1], parent):
+        return False
+    index = _constant_index(parent)
+    return index is None or index == item
+
+
+def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], bool], item: str | None = None) -> bool:
+    """Whether ``loop`` reads ``key``'s values (its item ``item``, for a container)
+    somewhere, through a name that ``reaches`` the source's binding (not one rebound before
+    the loop), and never rebinds it."""
     used = False
     root = _root(key)
     stack: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(loop, [])]
@@ -400,7 +435,7 @@ def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], boo
             base = node
             while isinstance(base, cst.Attribute):
                 base = base.value
-            if not _metadata_context(parents, node) and isinstance(base, cst.Name) and reaches(base):
+            if not _metadata_context(parents, node) and isinstance(base, cst.Name) and reaches(base) and _reads_item(parents, node, item):
                 used = True
             if isinstance(node, cst.Name):
                 continue

@@ -34,6 +34,20 @@ def test_libcst_loads_on_the_first_parse_only() -> None:
     assert result.stdout.split() == ["lazy", "loaded"]
 
 
+def test_libcst_loaded_lazily_is_marked_initialised() -> None:
+    """After the lazy load LibCST's spec says "initialised" (``_initializing = False``), as after
+    a plain import. Without the mark CPython raises and clears an AttributeError at every
+    ``import libcst``, which LibCST's native parser does for each node class it builds: the
+    parse of torch/nn+optim+_dynamo's 84 screened files took 14.7 s CPU against 12.2 s."""
+    probe = (
+        "import sys\nfrom torchcopy_lint.lazy import cst\ncst.parse_module('x = 1\\n')\n"
+        "spec = sys.modules['libcst'].__spec__\nprint(getattr(spec, '_initializing', 'absent'))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=cli_env(), cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False"]
+
+
 def test_libcst_imported_first_is_used_as_it_is() -> None:
     """Another tool (a flake8 plugin, an editor) may have imported LibCST already."""
     probe = "import libcst\nfrom torchcopy_lint import cache, lazy\nassert lazy.cst is libcst\nprint(cache._libcst_version())"

@@ -617,6 +617,11 @@ class Evaluator:
                 return tensor(Grad.LEAF, f"a parameter (.{attr})")
             if attr in ("training",):
                 return SCALAR
+            owner = self.model.module_class_with(attr) if receiver.cls is None else None
+            if owner is not None:  # a module of unknown class: the file's one module class with ``attr``
+                found = self.model.class_attribute(owner, attr, self)
+                if found is not None:
+                    return found
             return UNKNOWN
         if receiver.kind is Kind.OPTIMIZER:
             if attr == api.OPTIMIZER_PARAM_GROUPS:

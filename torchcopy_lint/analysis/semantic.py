@@ -57,6 +57,7 @@ class SemanticModel:
         self._class_chains: dict[int, list[ClassInfo]] = {}  # id(class) -> it and its local bases
         self._receiver_classes: dict[int, cst.ClassDef | None] = {}
         self._classes_by_word: dict[str, list[cst.ClassDef]] | None = None
+        self._module_classes_by_attribute: dict[str, list[cst.ClassDef]] | None = None  # see module_class_with
         self._methods_by_name: dict[str, list[FunctionInfo]] | None = None
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
         self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
@@ -189,6 +190,21 @@ class SemanticModel:
                 if binding.kind is BindingKind.CLASS and isinstance(binding.node, cst.ClassDef):
                     return binding.node
         return None
+
+    def module_class_with(self, attr: str) -> cst.ClassDef | None:
+        """The one ``nn.Module`` subclass of this module that sets ``self.<attr>`` or defines a
+        method ``attr``: what ``model.attr`` reads where ``model`` is known to be a module but
+        not which (``def sample(model): z = model.prior.sample(...)``, ``model`` only ever a
+        ``RealNVP``). None when no such class, or several, define it."""
+        if self._module_classes_by_attribute is None:
+            index: dict[str, list[cst.ClassDef]] = {}
+            for info in self.records.classes.values():
+                if self.class_kind(info.node) is Kind.MODULE:
+                    for name in {*info.attributes, *info.methods}:
+                        index.setdefault(name, []).append(info.node)
+            self._module_classes_by_attribute = index
+        found = self._module_classes_by_attribute.get(attr, [])
+        return found[0] if len(found) == 1 else None
 
     def class_named_like(self, name: str) -> cst.ClassDef | None:
         """The one class of this module whose name ends with the variable's last word

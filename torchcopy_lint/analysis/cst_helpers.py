@@ -65,6 +65,22 @@ def dotted_name(expr: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def subscripted(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What every index of ``expr`` is applied to: ``w`` of ``w[ids]``, ``self.fisher`` of
+    ``self.fisher[n][0]``; ``expr`` itself when it is no subscript."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+def constant_index(subscript: cst.Subscript) -> str | None:
+    """The code of a subscript's one constant index (``"image"``, ``0``), else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    value = subscript.slice[0].slice.value
+    return code_of(value) if isinstance(value, (cst.SimpleString, cst.Integer)) else None
+
+
 def root_name(expr: cst.BaseExpression) -> str | None:
     """The variable at the root of an attribute/subscript/method chain."""
     while True:

@@ -14,7 +14,7 @@ from typing import NamedTuple, Union
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, target_names
+from torchcopy_lint.analysis.cst_helpers import dotted_name, subscripted, target_names
 
 LoopNode = Union["cst.For", "cst.While"]  # strings: LibCST loads on first use (see __init__)
 
@@ -267,8 +267,7 @@ class FlowTracker:
 
 def _optimizer_like(receiver: cst.BaseExpression) -> bool:
     """``optimizer``, ``opt``, ``self.optim``, ``d_optimizer``, ``scaler`` (a GradScaler) ..."""
-    while isinstance(receiver, cst.Subscript):
-        receiver = receiver.value
+    receiver = subscripted(receiver)
     if isinstance(receiver, cst.Attribute):
         name = receiver.attr.value
     elif isinstance(receiver, cst.Name):

@@ -408,9 +408,10 @@ class SemanticModel:
         pending: list[cst.CSTNode] = [info.node.body]
         while pending and positions:
             node = pending.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            node_type = type(node)  # not isinstance: ABCMeta makes misses slow
+            if node_type in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 continue
-            write = inplace_write(node) if type(node) in (cst.Call, cst.AugAssign, cst.Assign) else None
+            write = inplace_write(node) if node_type in (cst.Call, cst.AugAssign, cst.Assign) else None
             if write is not None:
                 root = written_tensor(write[0])
                 if isinstance(root, cst.Name) and root.value in positions:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.cst_helpers import code_of, subscripted
 from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import MAYBE, YES
 from torchcopy_lint.analysis.values import Grad
@@ -19,8 +19,7 @@ NON_VALUE_INPLACE = frozenset({"requires_grad_", "share_memory_", "retain_grad_"
 
 def _data_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``X`` when ``expr`` is ``X.data`` or an item of it (``X.data[i]``)."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
+    expr = subscripted(expr)
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return expr.value
     return None

@@ -6,7 +6,6 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_false, is_true, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES
-from torchcopy_lint.analysis.values import Kind
 from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES, LEGACY_CONSTRUCTORS, LEGACY_DTYPES
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts

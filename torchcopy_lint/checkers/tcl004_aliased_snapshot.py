@@ -32,7 +32,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
 from torchcopy_lint.analysis.bindings import BindingKind, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code
+from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
 from torchcopy_lint.analysis.torch_api import LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS
@@ -607,8 +607,7 @@ def _copying_elements(comprehension: cst.ListComp | cst.GeneratorExp | cst.SetCo
 
 
 def _identifier(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
+    expr = subscripted(expr)
     if isinstance(expr, cst.Name):
         return expr.value
     if isinstance(expr, cst.Attribute):

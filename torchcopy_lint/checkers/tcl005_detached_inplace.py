@@ -20,7 +20,7 @@ from functools import lru_cache
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, short_code
+from torchcopy_lint.analysis.cst_helpers import dotted_name, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
@@ -71,13 +71,6 @@ def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
 
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
-
-
-def _holder(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The container an item is read from: ``self.fisher`` of ``self.fisher[n][0]``."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return expr
 
 
 @lru_cache(maxsize=1 << 16)
@@ -142,7 +135,7 @@ class DetachedInplace(Checker):
             if isinstance(source, cst.Name):
                 self._states[-1].detach_receivers.add(id(source))
             else:
-                held = _holder(source)  # ``self.weight``, ``self.fisher`` of ``self.fisher[n]``
+                held = subscripted(source)  # ``self.weight``, ``self.fisher`` of ``self.fisher[n]``
                 if isinstance(held, cst.Attribute):
                     dotted = dotted_name(held)
                     if dotted is not None:
@@ -247,7 +240,7 @@ class DetachedInplace(Checker):
         dotted = dotted_name(source)
         if dotted is None and isinstance(source, cst.Subscript):
             # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
-            held = _holder(source)
+            held = subscripted(source)
             dotted = held.value if isinstance(held, cst.Name) else dotted_name(held) if isinstance(held, cst.Attribute) else None
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source

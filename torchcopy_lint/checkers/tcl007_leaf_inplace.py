@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of
+from torchcopy_lint.analysis.cst_helpers import code_of, subscripted
 from torchcopy_lint.analysis.torch_api import is_inplace_method
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.catalogue import RuleSpec
@@ -91,9 +91,7 @@ class LeafInplace(Checker):
             self.report(node, fix=self._fix(node), target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        target = node.target
-        while isinstance(target, cst.Subscript):
-            target = target.value  # ``w[ids] *= f`` writes ``w`` in place, whatever the index
+        target = subscripted(node.target)  # ``w[ids] *= f`` writes ``w`` in place, whatever the index
         evidence = self._evidence(target, node.value)
         if evidence is not None:
             operator = code_of(node.operator).strip()
@@ -112,6 +110,5 @@ class LeafInplace(Checker):
 
 
 def _root_is_self(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
+    expr = subscripted(expr)
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", "cls")

@@ -26,7 +26,7 @@ from typing import Callable
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind
-from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_basic_index, is_true, keyword_arg, positional_args
+from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
 from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS
@@ -189,7 +189,7 @@ class MaybeAliasWrite(Checker):
         source, source_value = alias.source, alias.source_value
         key, item = _key_of(source), None
         if key is None and isinstance(source, cst.Subscript):
-            item = _constant_index(source)  # ``batch["image"].cpu()``: an item of ``batch``
+            item = constant_index(source)  # ``batch["image"].cpu()``: an item of ``batch``
             source = source.value
             key = _key_of(source) if item is not None else None
         if key is None or key in ("self", "cls") or source_value.kind not in (Kind.TENSOR, Kind.ARRAY):
@@ -305,10 +305,7 @@ class MaybeAliasWrite(Checker):
                 self._candidate(node, Origin(tensor, (tensor_binding,), how, False), written)
 
     def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression) -> None:
-        target = written
-        while isinstance(target, cst.Subscript):
-            target = target.value
-        pending = Pending(node, self.ctx.top_statement, origin, code_of(target))
+        pending = Pending(node, self.ctx.top_statement, origin, code_of(subscripted(written)))
         if origin.outlives is not None:
             self._report(pending, origin.outlives)
             return
@@ -395,14 +392,6 @@ def _other_branch(parents: list[cst.CSTNode], node: cst.CSTNode, write: cst.CSTN
 _REBINDING_KINDS = frozenset({BindingKind.ASSIGNMENT, BindingKind.ANNOTATION, BindingKind.WALRUS})
 
 
-def _constant_index(subscript: cst.Subscript) -> str | None:
-    """The code of a subscript's one constant index (``"image"``, ``0``), else None."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return None
-    value = subscript.slice[0].slice.value
-    return code_of(value) if isinstance(value, (cst.SimpleString, cst.Integer)) else None
-
-
 def _reads_item(parents: list[cst.CSTNode], node: cst.CSTNode, item: str | None) -> bool:
     """Whether this use of a container (``node``) may read its item ``item``: the whole
     container, the same item or an index that may be it; not another constant item
@@ -414,7 +403,7 @@ def _reads_item(parents: list[cst.CSTNode], node: cst.CSTNode, item: str | None)
         return True
     if _store_context(parents[:-1], parent):
         return False
-    index = _constant_index(parent)
+    index = constant_index(parent)
     return index is None or index == item
 
 

@@ -6,7 +6,7 @@ import re
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import code_of as _code_of, short_code as code_of, method_call, positional_args, root_name
+from torchcopy_lint.analysis.cst_helpers import short_code as code_of, method_call, positional_args, root_name
 from torchcopy_lint.analysis.tensors import NO, YES
 from torchcopy_lint.analysis.values import Grad, Kind
 from torchcopy_lint.checkers.base import Checker

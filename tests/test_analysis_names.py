@@ -165,3 +165,52 @@ def test_model_methods_by_verb_and_getter_noun() -> None:
     assert all(is_model_method(name) for name in ("encode", "encode_image", "encodeText", "decode_latents", "embed_tokens", "get_image_features", "get_logits"))
     # a tokenizer's dict, HF's embedding module getter, other getters
     assert not any(is_model_method(name) for name in ("encode_plus", "batch_encode_plus", "get_input_embeddings", "get_loss", "embedding", "encoder"))
+
+
+def test_distinctive_method_names() -> None:
+    from torchcopy_lint.analysis.naming import is_distinctive_method
+
+    assert all(is_distinctive_method(name) for name in ("snapshot_student", "train_step", "_sync_target", "updateTarget"))
+    # one word, Python's own types' methods, dunders: too common to name one class
+    assert not any(is_distinctive_method(name) for name in ("update", "step", "reset", "setdefault", "__call__", "is_integer", "format_map"))
+
+
+_DUCK = """
+import torch
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net
+
+    def soft_update(self, tau):
+        return tau
+
+    def act_greedy(self, obs):
+        return self.net(obs)
+
+
+class Buffer:
+    def soft_update(self, tau):
+        return tau
+
+
+def run(runner, obs):
+    {use}
+"""
+
+
+@pytest.mark.parametrize(
+    ("use", "expected"),
+    [
+        ("out = runner.act_greedy(obs)", "TENSOR"),  # one class defines it: the method's return
+        ("out = runner.soft_update(0.1)", "UNKNOWN"),  # two classes define it: no guess
+        ("out = runner.act(obs)", "UNKNOWN"),  # not the method ``act_greedy``
+    ],
+)
+def test_untyped_receiver_resolves_a_method_one_class_defines(use: str, expected: str) -> None:
+    source = _DUCK.replace("{use}", use)
+    module = cst.parse_module(source)
+    ctx = FileContext("t.py", module)
+    statement = module.body[-1].body.body[0].body[0]
+    assert ctx.model.value(statement.value).kind.name == expected

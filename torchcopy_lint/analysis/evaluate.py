@@ -666,6 +666,9 @@ class Evaluator:
             return Value(Kind.MODULE, guessed=True)
         if naming.is_optimizer_name(attr):
             return Value(Kind.OPTIMIZER, guessed=True)
+        owner = self.model.class_with_method(attr)
+        if owner is not None:  # ``mt.train_step`` of an untyped ``mt``: the file's one class with that method
+            return self.model.class_attribute(owner, attr, self) or UNKNOWN
         return UNKNOWN
 
     # -- subscripts --------------------------------------------------------------------------
@@ -1312,6 +1315,11 @@ class Evaluator:
             return _state_dict(source, UNKNOWN)
         if method == "forward" or (method in ("__call__",)):
             return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
+        owner = self.model.class_with_method(method)
+        if owner is not None:  # ``mt.snapshot_student()`` of an untyped ``mt``: the file's one class with that method
+            found = self.model.class_attribute(owner, method, self)
+            if found is not None and found.function is not None:
+                return self._call_value(found, call, off)
         return self._call_by_name(method, call, off)  # ``self.model(x)``, ``self.criterion(out, y)``
 
 

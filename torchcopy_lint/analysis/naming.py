@@ -80,6 +80,21 @@ def class_word(name: str) -> str | None:
     return _ABBREVIATIONS.get(last, last)
 
 
+# Method names of Python's own containers, strings and objects: a call of one says nothing
+# about which class of the file a receiver is (``cache.update(d)`` may be a dict's).
+_BUILTIN_METHOD_NAMES = frozenset(name for kind in (dict, list, set, str, bytes, tuple, object, int, float) for name in dir(kind))
+
+
+def is_distinctive_method(name: str) -> bool:
+    """``snapshot_student``, ``train_step``, ``_sync_target``: a method name of two or more
+    words, not one of Python's own types' methods nor a dunder. Defined by one class of the
+    file only, its call on a receiver the file does not type names that class (duck typing),
+    where a one-word name (``update``, ``step``, ``reset``) is too common to tell."""
+    if name.startswith("__") or name in _BUILTIN_METHOD_NAMES:
+        return False
+    return len(_lower_words(name)) >= 2
+
+
 def is_snapshot_name(name: str) -> bool:
     """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))

@@ -206,6 +206,16 @@ class SemanticModel:
         found = self._module_classes_by_attribute.get(attr, [])
         return found[0] if len(found) == 1 else None
 
+    def class_with_method(self, name: str) -> cst.ClassDef | None:
+        """The one class of this module that defines a method ``name``, for a distinctive name
+        (:func:`naming.is_distinctive_method`): what ``obj.name(...)`` calls where the file does
+        not show what ``obj`` is (``def run(mt, loader): mt.snapshot_student()``, ``mt`` only
+        ever a ``MeanTeacher``). None when no class, or several, define it."""
+        if not naming.is_distinctive_method(name):
+            return None
+        found = {id(info.cls.node): info.cls.node for info in self._methods_named(name) if info.cls is not None}
+        return next(iter(found.values())) if len(found) == 1 else None
+
     def class_named_like(self, name: str) -> cst.ClassDef | None:
         """The one class of this module whose name ends with the variable's last word
         (``buffer`` and ``RolloutBuffer``, ``replay_memory`` and ``ReplayMemory``, ``train_ds``

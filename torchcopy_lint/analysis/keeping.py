@@ -109,7 +109,7 @@ def kept_as(
                 # ``Snapshot(step, w.clone())``, ``dict(logits=x.clone())``: the record holds it
                 current, index, wrapped, slot = grand, index - 2, True, None
                 continue
-            return _kept_by_call(grand, parent, wrapped, is_tensor)
+            return _kept_by_call(grand, parent, wrapped, is_tensor) or _kept_by_function(ctx, grand, parent)
         if isinstance(parent, cst.Assign) and parent.value is current:
             for target in parent.targets:
                 kept = _kept_by_target(ctx, target.target, slot, is_tensor)
@@ -160,6 +160,26 @@ def _kept_by_call(call: cst.Call, arg: cst.Arg, wrapped: bool, is_tensor: Callab
         return None
     verb = "inserted" if method == "insert" else "appended"
     return Kept(Way.APPENDED, f"{verb} to `{_short(func.value)}`", func.value)
+
+
+def _kept_by_function(ctx: "FileContextLike", call: cst.Call, arg: cst.Arg) -> Kept | None:
+    """A function or method of the file that keeps the parameter this argument goes to
+    (``self.bank.push(x.clone())`` with ``def push(self, s): self.items.append(s)``)."""
+    if arg.star or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
+    callee = ctx.model.value(call.func)
+    if callee.function is None:
+        return None  # a class's ``__init__`` keeps what it is given in the instance: a record (above)
+    for info, offset in ctx.model.called_functions(callee):
+        if arg.keyword is not None:
+            names = [param.name.value for param in info.params]
+            index = names.index(arg.keyword.value) if arg.keyword.value in names else None
+        else:
+            positional = [argument for argument in call.args if argument.keyword is None]
+            index = positional.index(arg) + offset if all(not argument.star for argument in positional) else None
+        if index is not None and index in ctx.model.kept_arguments(info):
+            return Kept(Way.APPENDED, f"kept by `{_short(call.func)}(...)`", call.func)
+    return None
 
 
 def _kept_by_target(ctx: "FileContextLike", target: cst.BaseExpression, slot: int | None, is_tensor: Callable[[cst.BaseExpression], bool]) -> Kept | None:

@@ -52,6 +52,7 @@ class SemanticModel:
         self._frozen: set[object] | None = None  # keys of modules the file freezes (see is_frozen)
         self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
         self._written_arguments: dict[int, frozenset[int]] = {}  # id(function) -> parameters it writes in place
+        self._kept_arguments: dict[int, frozenset[int]] = {}  # id(function) -> parameters it keeps (see kept_arguments)
         self._without_grad: dict[int, bool] = {}
         self._framework_without_grad: dict[int, bool] = {}  # id(function) -> a framework calls it under no_grad
         self._class_chains: dict[int, list[ClassInfo]] = {}  # id(class) -> it and its local bases
@@ -430,6 +431,53 @@ class SemanticModel:
                         written.add(positions[root.value])
             pending.extend(iter_children(node))
         result = self._written_arguments[id(info.node)] = frozenset(written)
+        return result
+
+    def kept_arguments(self, info: FunctionInfo) -> frozenset[int]:
+        """The positions (in :attr:`FunctionInfo.params`) of the parameters ``info``'s own body
+        keeps beyond the call, as they are: added to a container or stored on an attribute or
+        in an item of something the function does not make itself (``def push(self, samples):
+        self.items.append(samples)``, ``self.last = x``, ``store[k] = v`` of a parameter or a
+        global ``store``). A call of the function keeps what it passes there. Only the
+        parameter itself counts (``self.items.append(samples.detach())`` keeps a copy)."""
+        found = self._kept_arguments.get(id(info.node))
+        if found is not None:
+            return found
+        from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
+        from torchcopy_lint.walker import iter_children
+
+        positions = {param.name.value: index for index, param in enumerate(info.params)}
+        kept: set[int] = set()
+
+        def parameter(expr: cst.BaseExpression) -> int | None:
+            if type(expr) is not cst.Name or expr.value not in positions:
+                return None
+            bindings = self.bindings_of(expr)
+            return positions[expr.value] if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings) else None
+
+        def outlives(holder: cst.BaseExpression) -> bool:
+            root = holder
+            while type(root) in (cst.Attribute, cst.Subscript):
+                root = root.value  # type: ignore[attr-defined]
+            if type(root) is not cst.Name:
+                return False
+            bindings = self.bindings_of(root)
+            return bool(bindings) and all(binding.kind is BindingKind.PARAMETER or binding.scope.kind is ScopeKind.MODULE for binding in bindings)
+
+        pending: list[cst.CSTNode] = [info.node.body]
+        while pending and positions:
+            node = pending.pop()
+            node_type = type(node)  # not isinstance: ABCMeta makes misses slow
+            if node_type in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                continue
+            if node_type is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in CONTAINER_ADDERS and outlives(node.func.value):
+                kept.update(index for index in (parameter(argument.value) for argument in node.args) if index is not None)
+            elif node_type is cst.Assign:
+                index = parameter(node.value)
+                if index is not None and any(type(target.target) in (cst.Attribute, cst.Subscript) and outlives(target.target) for target in node.targets):
+                    kept.add(index)
+            pending.extend(iter_children(node))
+        result = self._kept_arguments[id(info.node)] = frozenset(kept)
         return result
 
     def is_frozen(self, module: cst.BaseExpression) -> bool:

@@ -242,6 +242,10 @@ class DetachedInplace(Checker):
             # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
             held = subscripted(source)
             dotted = held.value if isinstance(held, cst.Name) else dotted_name(held) if isinstance(held, cst.Attribute) else None
+        if dotted is None and isinstance(source, cst.Attribute) and dotted_name(subscripted(source.value)) is not None:
+            # ``self.teacher[-1].weight.detach()``: held by an indexed object; later reads of the
+            # chain are not followed, so only its outliving the function (below) can decide.
+            dotted = _short(source)
         if dotted is None or dotted == view.value:
             return  # ``model(x).detach()``: nobody else holds the source
         state = self._states[-1]

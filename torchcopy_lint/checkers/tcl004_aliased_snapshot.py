@@ -31,7 +31,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
-from torchcopy_lint.analysis.bindings import BindingKind, ScopeKind
+from torchcopy_lint.analysis.bindings import BindingKind, CallSite, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
@@ -238,6 +238,9 @@ class AliasedSnapshot(Checker):
             if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
                 return None
             origin = made
+            passed = self._passed_for(expr, source)
+            if passed is not None:  # ``snap(opt)`` of ``def snap(o): return o.state_dict()``: the caller's ``opt``
+                text, root = dotted_name(passed) or text, passed.value if isinstance(passed, cst.Name) else None
         if kind == "tensor" and isinstance(source, cst.Attribute) and self._is_buffer(source):
             kind = "param"  # a buffer of a module (``model.running_mean``): module state that training changes
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
@@ -251,6 +254,25 @@ class AliasedSnapshot(Checker):
         else:
             fix = f"{_short(expr)}.clone()"
         return _Taken(kind, text, fix, origin=origin), root
+
+    def _passed_for(self, call: cst.Call, source: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What ``call`` passes for the helper's parameter ``source``, when it is a name or an
+        attribute chain: the caller's object the alias shares storage with."""
+        if not isinstance(source, cst.Name):
+            return None
+        root = source
+        for binding in self.ctx.bindings_of(root):
+            if binding.kind is not BindingKind.PARAMETER:
+                return None
+            for info, offset in self.ctx.model.called_functions(self.ctx.value(call.func)):
+                if info.scope is not binding.scope:
+                    continue
+                names = [param.name.value for param in info.params]
+                index = names.index(root.value) if root.value in names else None
+                passed = CallSite(call, False, offset).argument(index, root.value)
+                if isinstance(passed, (cst.Name, cst.Attribute)) and dotted_name(passed) is not None:
+                    return passed
+        return None
 
     def _elsewhere(self, name: cst.Name) -> bool:
         """Whether ``name`` reads a variable of another function (a helper that returned it)."""

@@ -860,7 +860,7 @@ class Evaluator:
         found = self._calls.get(key)
         if found is not None:
             return found
-        site = CallSite(call, off, 1 if callee.bound else 0)
+        site = CallSite(call, off, callee.implicit)
         arguments: dict[int, Value] = {}
         for index, param in enumerate([*info.params, *info.node.params.kwonly_params]):
             binding = next((b for b in info.scope.every.get(param.name.value, ()) if b.node is param), None)
@@ -1025,7 +1025,11 @@ class Evaluator:
             how = AliasHow.SAME if source.kind is Kind.MODULE else AliasHow.SHALLOW
             return source.with_(alias=Alias(how, first, source))
         if qualname == "functools.partial" and first is not None:
-            return self.value(first, off)
+            partial = self.value(first, off)
+            preset = [argument for argument in call.args[1:] if argument.keyword is None]
+            if partial.function is not None and not any(argument.star for argument in call.args):
+                return partial.with_(preset=partial.preset + len(preset))  # its parameters from the partial's call site
+            return partial
         if qualname == "collections.OrderedDict" and first is not None:
             return self._dict_of(first, off)
         if qualname == NAMEDTUPLE:

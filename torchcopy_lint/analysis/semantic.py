@@ -726,7 +726,7 @@ class SemanticModel:
 
     def _register_value(self, roles: tuple[str, ...], value: Value, offset: int, evaluator: Evaluator, registration: HookRegistration | None) -> bool:
         """Give ``roles`` to the local function (or instance's ``__call__``) ``value`` is."""
-        bound = value.bound
+        bound, offset = value.bound, offset + value.preset  # ``hook = partial(save, name)`` handed by its name
         if value.function is None and value.cls is not None and value.kind is not Kind.CALLABLE:
             # An instance of a class of the file (``register_forward_hook(SaveOutput())``): its ``__call__``.
             method = self.class_attribute(value.cls, "__call__", evaluator)
@@ -976,13 +976,18 @@ class SemanticModel:
                 for held in _held(index.value(raw.call.func.value)):
                     called = self.function_info(held.function) if held.function is not None else None
                     if called is not None:
-                        called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, 1 if held.bound else 0, raw.scope))
+                        called.indirect_calls.append(CallSite(raw.call, raw.grad_disabled, held.implicit, raw.scope))
                 continue
             callee = index.value(raw.call.func)
             targets = self.called_functions(callee)
             for target, offset in targets:
                 target.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset, raw.scope))
-            if not targets and callee.qualname in _ITERATING_BUILTINS:
+            if not targets and callee.qualname == "functools.partial" and raw.call.args and not any(argument.star for argument in raw.call.args):
+                # ``partial(f, model, lr=0.1)``: a call site of ``f`` for the arguments it presets
+                # (``f``'s parameter 0 is the partial's position 1).
+                for info, offset in self.called_functions(index.value(raw.call.args[0].value, raw.grad_disabled)):
+                    info.call_sites.append(CallSite(raw.call, raw.grad_disabled, offset - 1, raw.scope))
+            elif not targets and callee.qualname in _ITERATING_BUILTINS:
                 self._index_iterating_call(raw, callee.qualname, index)
             elif not targets and callee.qualname in api.DATA_LOADER_CLASSES:
                 collate = keyword_arg(raw.call, "collate_fn")
@@ -1000,7 +1005,7 @@ class SemanticModel:
             info: FunctionInfo | None = None
             offset = 0
             if value.function is not None:
-                info, offset = self.function_info(value.function), 1 if value.bound else 0
+                info, offset = self.function_info(value.function), value.implicit
             elif value.cls is not None and value.kind in (Kind.CALLABLE, Kind.OBJECT, Kind.MODULE):
                 # a class: its ``__init__``; an instance: its ``__call__``; a module: its ``forward``
                 wanted = "__init__" if value.kind is Kind.CALLABLE else "forward" if value.kind is Kind.MODULE else "__call__"

@@ -99,6 +99,7 @@ class Value:
     cls: cst.ClassDef | None = None  # a local class: the class itself (CALLABLE) or its instance
     loss: bool = False  # a loss (or a module computing one)
     bound: bool = False  # a method read from an instance: calls pass the instance first
+    preset: int = 0  # ``functools.partial(f, a, b)``: positional arguments calls pass before their own
     owner: cst.BaseExpression | None = None  # the module a parameter came from (``model`` in ``model.parameters()``)
     guessed: bool = False  # the kind comes from a name (``criterion(...)``, ``self.model``), not from types
     # A union: the values it may be when they are different local functions, classes or
@@ -110,7 +111,7 @@ class Value:
     def _key(self) -> tuple[object, ...]:
         return (
             self.kind, self.grad, self.why, self.alias, self.element, self.items, self.fields,
-            self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, id(self.owner) if self.owner is not None else None, self.guessed,
+            self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, self.preset, id(self.owner) if self.owner is not None else None, self.guessed,
             self.alternatives,
         )
 
@@ -121,6 +122,12 @@ class Value:
         return hash(self._key())
 
     # -- questions ---------------------------------------------------------------
+    @property
+    def implicit(self) -> int:
+        """How many arguments a call of this function passes before its own: the instance of a
+        bound method, the positional arguments of a ``partial``."""
+        return (1 if self.bound else 0) + self.preset
+
     @property
     def is_tensor(self) -> bool:
         return self.kind is Kind.TENSOR
@@ -254,6 +261,7 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         cls=cls,
         loss=a.loss or b.loss,
         bound=a.bound and b.bound,
+        preset=a.preset if a.preset == b.preset else 0,
         owner=a.owner if a.owner is b.owner else None,
         guessed=a.guessed and b.guessed,
         alternatives=alternatives,

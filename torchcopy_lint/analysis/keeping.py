@@ -30,6 +30,7 @@ from torchcopy_lint.analysis.evaluate import NAMEDTUPLE
 from torchcopy_lint.analysis.values import Kind
 
 CONTAINER_ADDERS = frozenset({"append", "appendleft", "insert", "extend", "add", "put"})
+ITEM_SETTERS = frozenset({"__setitem__", "setdefault"})  # calls that store their second argument under their first
 _BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict", "set"})
 
 
@@ -149,6 +150,11 @@ def _is_record(ctx: "FileContextLike", call: cst.Call) -> bool:
 
 def _kept_by_call(call: cst.Call, arg: cst.Arg, wrapped: bool, is_tensor: Callable[[cst.BaseExpression], bool]) -> Kept | None:
     func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ITEM_SETTERS:
+        # ``cache.__setitem__(k, v)`` (a lambda cannot assign), ``d.setdefault(k, v)``: the value is position 1
+        if call.args.index(arg) != 1 or arg.keyword is not None or is_tensor(func.value):
+            return None
+        return Kept(Way.ITEM, f"stored in `{_short(func.value)}[...]`", func.value)
     if not isinstance(func, cst.Attribute) or func.attr.value not in CONTAINER_ADDERS:
         return None
     method = func.attr.value

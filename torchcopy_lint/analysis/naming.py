@@ -9,6 +9,7 @@ here, so that its words are listed once and tested once.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -85,6 +86,7 @@ def class_word(name: str) -> str | None:
 _BUILTIN_METHOD_NAMES = frozenset(name for kind in (dict, list, set, str, bytes, tuple, object, int, float) for name in dir(kind))
 
 
+@lru_cache(maxsize=4096)
 def is_distinctive_method(name: str) -> bool:
     """``snapshot_student``, ``train_step``, ``_sync_target``: a method name of two or more
     words, not one of Python's own types' methods nor a dunder. Defined by one class of the

@@ -171,6 +171,19 @@ def test_integer_results_do_not_require_grad() -> None:
         assert not result.requires_grad, name
 
 
+def test_integer_result_functions_do_not_require_grad() -> None:
+    x = torch.randn(4, 6, requires_grad=True)
+    arguments = {
+        "multinomial": (x.softmax(-1), 1),
+        "searchsorted": (torch.arange(6.0), x),
+        "bucketize": (x, torch.tensor([0.0, 0.5])),
+    }
+    for name in api.INTEGER_RESULT_FUNCTIONS:
+        function = getattr(torch, name)
+        result = function(*arguments.get(name, (x, x) if name in ("eq", "ne", "gt", "ge", "lt", "le", "isclose", "logical_and", "logical_or", "logical_xor") else (x,)))
+        assert not result.requires_grad and not result.is_floating_point(), name
+
+
 def test_return_type_fields_are_fields_of_torch_return_types() -> None:
     fields = {name for kind in vars(torch.return_types).values() if isinstance(kind, type) for name in getattr(kind, "__match_args__", ())}
     assert sorted(api.RETURN_TYPE_FIELDS - fields) == []

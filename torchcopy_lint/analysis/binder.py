@@ -418,6 +418,8 @@ class Binder:
             if info is not None:
                 how = "augmented" if kind is BindingKind.AUGMENTED else "annotation" if kind is BindingKind.ANNOTATION else "assignment"
                 info.attributes.setdefault(target.attr.value, []).append(AttributeSite(value, self.grad.disabled, how, path))
+            elif kind is not BindingKind.AUGMENTED:  # ``self.buffer.advantages = adv``: an instance of some class, found later
+                self.records.foreign_stores.append((target.value, target.attr.value, AttributeSite(value, self.grad.disabled, "assignment", path)))
             return
         if isinstance(target, cst.Subscript) and value is not None:
             key = _constant_key(target)
@@ -661,6 +663,7 @@ class Records:
     targets: dict[int, Binding] = field(default_factory=dict)  # id(target Name) -> the binding it makes
     tops: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(function) -> its top-level statement
     foreign_additions: list[tuple[cst.BaseExpression, str, Addition]] = field(default_factory=list)  # obj.attr.append(v)
+    foreign_stores: list[tuple[cst.BaseExpression, str, AttributeSite]] = field(default_factory=list)  # obj.attr = v outside obj's class
     narrowed: dict[int, object] = field(default_factory=dict)  # id(Name) -> Kind by isinstance
     classes: dict[int, ClassInfo] = field(default_factory=dict)
     functions: dict[int, FunctionInfo] = field(default_factory=dict)

@@ -954,6 +954,8 @@ class Evaluator:
             return tensor(Grad.NO, alias=alias)
         if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
             return tensor(Grad.LEAF, "requires_grad=True") if is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+        if qualname == f"torch.{short}" and short in api.INTEGER_RESULT_FUNCTIONS:
+            return tensor(Grad.NO, INTEGERS)  # ``torch.multinomial(probs, 1)``, ``torch.argmax(logits, -1)``
         if api.is_tensor_function(qualname):
             values = []
             for argument in call.args:

@@ -632,7 +632,7 @@ class SemanticModel:
                 if function is not None and "property" in function.decorators and instance:
                     return self.returns_of(function, evaluator)
                 return Value(Kind.CALLABLE, function=method, bound=instance and function is not None and function.is_method)
-            sites = info.attributes.get(attr)
+            sites = [*info.attributes.get(attr, ()), *self._foreign_stores(info, attr)]
             additions = [*info.additions.get(attr, []), *self._foreign_additions(info, attr)]
             if sites or additions:
                 values = [self._site_value(site, evaluator) for site in sites or ()]
@@ -653,19 +653,20 @@ class SemanticModel:
             value = item_of(value, index)
         return value
 
+    def _foreign_stores(self, info: ClassInfo, attr: str) -> list[AttributeSite]:
+        """``obj.attr = v`` outside the class, where ``obj`` is an instance of it (``self.buffer.advantages
+        = adv`` in an agent, of a ``RolloutBuffer`` that sets ``self.advantages = None``)."""
+        return [site for receiver, name, site in self.records.foreign_stores if name == attr and self._class_of_receiver(receiver) is info.node]
+
+    def _class_of_receiver(self, receiver: cst.BaseExpression) -> cst.ClassDef | None:
+        if id(receiver) not in self._receiver_classes:
+            self._receiver_classes[id(receiver)] = None  # recursion guard
+            self._receiver_classes[id(receiver)] = self.value(receiver).cls
+        return self._receiver_classes[id(receiver)]
+
     def _foreign_additions(self, info: ClassInfo, attr: str) -> list[Addition]:
         """``obj.attr.append(v)`` outside the class, where ``obj`` is an instance of it."""
-        found = []
-        for receiver, name, addition in self.records.foreign_additions:
-            if name != attr:
-                continue
-            owner = self._receiver_classes.get(id(receiver))
-            if owner is None:
-                self._receiver_classes[id(receiver)] = None  # type: ignore[assignment]  # recursion guard
-                owner = self._receiver_classes[id(receiver)] = self.value(receiver).cls  # type: ignore[assignment]
-            if owner is info.node:
-                found.append(addition)
-        return found
+        return [addition for receiver, name, addition in self.records.foreign_additions if name == attr and self._class_of_receiver(receiver) is info.node]
 
     # -- indexes: hooks and call sites ------------------------------------------------------
     def _build_indexes(self) -> None:

@@ -370,6 +370,14 @@ INTEGER_RESULT_METHODS = _words(
     isfinite logical_and logical_or logical_not count_nonzero signbit isreal isneginf isposinf
     """
 )
+# torch.* functions whose result holds integers or booleans (samples and indices too): it cannot
+# require grad, whatever its inputs (``torch.multinomial(probs, 1)`` of a softmax).
+INTEGER_RESULT_FUNCTIONS = _words(
+    """
+    argmax argmin argsort nonzero multinomial searchsorted bucketize count_nonzero eq ne gt ge lt le
+    isnan isinf isfinite isclose logical_and logical_or logical_not logical_xor
+    """
+)
 # Tensor methods that return a tensor computed from the receiver (history carried along).
 COMPUTING_METHODS = _words(
     """

@@ -25,13 +25,14 @@ from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, sh
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.screen import ScreenFacts
+from torchcopy_lint.screen import Event, ScreenFacts
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
 APPENDING_METHODS = frozenset({"append", "appendleft", "insert", "extend", "add_"})
 _NO_STEP = "without a training step"
 _MAX_DERIVATION = 64  # bindings followed back from a backward() call
+_EVERY_KEYWORD = -1  # a helper accumulates what its ``**kwargs`` collects (see _helper_accumulations)
 CONCATENATING_FUNCTIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -184,6 +185,9 @@ class GraphAccumulation(Checker):
 
         # Names called from a function whose loops may be training or evaluation loops.
         hosted = {name for index, caller in enumerate(functions) if caller.evaluates or loop_trains(index) for name in caller.calls}
+        def given(event: Event, parameters: frozenset[str]) -> bool:  # what it adds is a parameter, or made from one (``for k, v in metrics.items()``)
+            return not event.names.isdisjoint(parameters) or any(not parameters.isdisjoint(facts.flows.get(name, ())) for name in event.names)
+
         for event in candidates:
             function = functions[event.function]
             if function.is_lambda:
@@ -197,9 +201,10 @@ class GraphAccumulation(Checker):
                 return True
             elif function.name == "forward" and training:
                 return True  # a module's forward in a file that trains: see _is_trained_forward
-            elif (function.name in hosted or (function.name == "__call__" and hosted)) and not event.names.isdisjoint(function.parameters):
-                # a helper accumulating its argument: reported at its call in a training or
-                # evaluation loop (an instance's ``__call__`` is called by the instance's name)
+            if (function.name in hosted or (function.name == "__call__" and hosted)) and not (event.in_loop and event.local_target) and given(event, function.parameters):
+                # a helper accumulating its argument (in a loop of its own too: ``def log(self,
+                # **metrics)``): reported at its call in a training or evaluation loop (an
+                # instance's ``__call__`` is called by the instance's name)
                 return True
         return False
 
@@ -322,9 +327,15 @@ class GraphAccumulation(Checker):
             root = _root_name(target)
             if root is None or not self._outlives_call(root, info):
                 continue
+            names = _name_nodes(value)
+            keywords = function.params.star_kwarg
+            if isinstance(keywords, cst.Param) and isinstance(value, cst.Name) and self._element_of_argument(value, keywords):
+                # ``def log(self, **metrics): for k, v in metrics.items(): self.history[k].append(v)``:
+                # what the keyword arguments are is judged at each call
+                found.append((_EVERY_KEYWORD, _accumulator_key(target) or root.value, node))
+                continue
             if not _may_hold_history(self.ctx.value(value)):
                 continue  # it keeps a number made from its argument (``(logits.argmax(-1) == y).sum()``)
-            names = _name_nodes(value)
             for index, param in enumerate(params[first:], start=first):
                 if any(self._holds_argument(name, param) or self._element_of_argument(name, param) for name in names):
                     found.append((index, _accumulator_key(target) or root.value, node))
@@ -384,11 +395,16 @@ class GraphAccumulation(Checker):
         if not accumulations:
             return False
         positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
+        named = {param.name.value for param in info.params}
         for index, accumulator, _ in accumulations:
-            name = info.params[index].name.value
-            argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
-            if argument is None and 0 <= index - offset < len(positional):
-                argument = positional[index - offset]
+            if index == _EVERY_KEYWORD:  # what ``**kwargs`` collects: the first keyword argument with history
+                extra = [a.value for a in node.args if a.keyword is not None and a.keyword.value not in named]
+                argument = next((value for value in extra if _with_history(self.ctx.value(value)) is not None), None)
+            else:
+                name = info.params[index].name.value
+                argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
+                if argument is None and 0 <= index - offset < len(positional):
+                    argument = positional[index - offset]
             if argument is None:
                 continue
             held = _with_history(self.ctx.value(argument))
@@ -440,6 +456,8 @@ class GraphAccumulation(Checker):
             if not isinstance(target.node, cst.FunctionDef):
                 continue
             for index, accumulator, accumulation in self._helper_accumulations(target.node):
+                if index == _EVERY_KEYWORD:
+                    continue  # keyword arguments are not dispatched by position
                 argument = site.argument(index, target.params[index].name.value)
                 if argument is None or _has_clone(argument):
                     continue

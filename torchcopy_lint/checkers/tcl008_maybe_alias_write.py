@@ -187,6 +187,7 @@ class MaybeAliasWrite(Checker):
                 break
             alias = inner
         source, source_value = alias.source, alias.source_value
+        source, source_value = self._viewed_parameter(source, source_value)
         key, item = _key_of(source), None
         if key is None and isinstance(source, cst.Subscript):
             item = constant_index(source)  # ``batch["image"].cpu()``: an item of ``batch``
@@ -208,6 +209,19 @@ class MaybeAliasWrite(Checker):
             # it comes from a path without the rebinding, where the write is no alias.
             return None
         return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives, item)
+
+    def _viewed_parameter(self, source: cst.BaseExpression, value: Value) -> tuple[cst.BaseExpression, Value]:
+        """The caller's tensor a local view is of (``data = source[i:j]`` of a parameter
+        ``source``): a write through ``data.to(device)`` lands there when it does not copy.
+        ``source`` itself otherwise."""
+        if not isinstance(source, cst.Name) or value.alias is None or value.alias.how is not AliasHow.VIEW:
+            return source, value
+        base, base_value = value.alias.source, value.alias.source_value
+        if _key_of(base) is None or any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(source)):
+            return source, value
+        if not any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(base)):
+            return source, value
+        return base, base_value
 
     def _rebinds_its_source(self, source: cst.BaseExpression, key: str) -> bool:
         """Whether ``source`` (a plain name) lies in the value of an assignment to that same

@@ -1279,6 +1279,11 @@ class Evaluator:
                 # (``self.sp_model.encode(text)``) as likely as a network.
                 return UNKNOWN
             return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
+        owner = self.model.module_class_with(method) if receiver.cls is None else None
+        if owner is not None:  # ``model.neg_log_likelihood(x, y)`` of a module of unknown class: the file's one module class with it
+            found = self.model.class_attribute(owner, method, self)
+            if found is not None and found.function is not None:
+                return self._call_value(found, call, off)
         return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
     def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:

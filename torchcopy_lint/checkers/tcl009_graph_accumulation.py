@@ -329,7 +329,7 @@ class GraphAccumulation(Checker):
                 continue
             names = _name_nodes(value)
             keywords = function.params.star_kwarg
-            if isinstance(keywords, cst.Param) and isinstance(value, cst.Name) and self._element_of_argument(value, keywords):
+            if isinstance(keywords, cst.Param) and any(self._element_of_argument(name, keywords) for name in names):
                 # ``def log(self, **metrics): for k, v in metrics.items(): self.history[k].append(v)``:
                 # what the keyword arguments are is judged at each call
                 found.append((_EVERY_KEYWORD, _accumulator_key(target) or root.value, node))

@@ -259,6 +259,8 @@ class GraphAccumulation(Checker):
             return False  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
         if not loops and self._from_parameters(value):
             return False  # a helper accumulating what it is given: judged where it is called (visit_Call)
+        if not loops and isinstance(node, cst.Assign) and isinstance(accumulator, cst.Subscript) and not self.ctx.value(accumulator.value).is_tensor:
+            return False  # ``self.hidden[device] = output`` in a hook: each call replaces the item (the latest graph), nothing grows
         held = _with_history(self.ctx.value(value))
         if held is None:
             return False
@@ -327,6 +329,8 @@ class GraphAccumulation(Checker):
             root = _root_name(target)
             if root is None or not self._outlives_call(root, info):
                 continue
+            if isinstance(target, cst.Subscript) and self.ctx.value(target.value).kind is Kind.ARRAY:
+                continue  # ``self.act_buf[self.ptr] = act`` of a numpy buffer: the slot gets a copy of the numbers
             names = _name_nodes(value)
             keywords = function.params.star_kwarg
             if isinstance(keywords, cst.Param) and any(self._element_of_argument(name, keywords) for name in names):

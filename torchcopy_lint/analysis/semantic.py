@@ -11,6 +11,7 @@ instead of re-deriving anything.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
 
 from torchcopy_lint.lazy import cst
 
@@ -412,26 +413,40 @@ class SemanticModel:
         if found is not None:
             return found
         from torchcopy_lint.analysis.aliasing import inplace_write, written_tensor
-        from torchcopy_lint.walker import iter_children
 
-        positions = {param.name.value: index for index, param in enumerate(info.params)}
         written: set[int] = set()
-        pending: list[cst.CSTNode] = [info.node.body]
-        while pending and positions:
-            node = pending.pop()
+        for node in self._own_body(info):
             node_type = type(node)  # not isinstance: ABCMeta makes misses slow
-            if node_type in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                continue
             write = inplace_write(node) if node_type in (cst.Call, cst.AugAssign, cst.Assign) else None
             if write is not None:
-                root = written_tensor(write[0])
-                if isinstance(root, cst.Name) and root.value in positions:
-                    bindings = self.bindings_of(root)
-                    if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings):
-                        written.add(positions[root.value])
-            pending.extend(iter_children(node))
+                index = self._parameter_position(info, written_tensor(write[0]))
+                if index is not None:
+                    written.add(index)
         result = self._written_arguments[id(info.node)] = frozenset(written)
         return result
+
+    def _own_body(self, info: FunctionInfo) -> Iterator[cst.CSTNode]:
+        """Every node of the function's own body (nested functions, classes and lambdas are
+        theirs); nothing for a function without parameters, which no summary needs."""
+        from torchcopy_lint.walker import iter_children
+
+        pending: list[cst.CSTNode] = [info.node.body] if info.params else []
+        while pending:
+            node = pending.pop()
+            if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                continue
+            yield node
+            pending.extend(iter_children(node))
+
+    def _parameter_position(self, info: FunctionInfo, expr: cst.BaseExpression | None) -> int | None:
+        """The position of the parameter ``expr`` names, when the name is bound only as that parameter."""
+        if type(expr) is not cst.Name:
+            return None
+        names = [param.name.value for param in info.params]
+        if expr.value not in names:  # type: ignore[union-attr]
+            return None
+        bindings = self.bindings_of(expr)  # type: ignore[arg-type]
+        return names.index(expr.value) if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings) else None  # type: ignore[union-attr]
 
     def kept_arguments(self, info: FunctionInfo) -> frozenset[int]:
         """The positions (in :attr:`FunctionInfo.params`) of the parameters ``info``'s own body
@@ -444,16 +459,8 @@ class SemanticModel:
         if found is not None:
             return found
         from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
-        from torchcopy_lint.walker import iter_children
 
-        positions = {param.name.value: index for index, param in enumerate(info.params)}
         kept: set[int] = set()
-
-        def parameter(expr: cst.BaseExpression) -> int | None:
-            if type(expr) is not cst.Name or expr.value not in positions:
-                return None
-            bindings = self.bindings_of(expr)
-            return positions[expr.value] if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings) else None
 
         def outlives(holder: cst.BaseExpression) -> bool:
             root = holder
@@ -464,19 +471,14 @@ class SemanticModel:
             bindings = self.bindings_of(root)
             return bool(bindings) and all(binding.kind is BindingKind.PARAMETER or binding.scope.kind is ScopeKind.MODULE for binding in bindings)
 
-        pending: list[cst.CSTNode] = [info.node.body]
-        while pending and positions:
-            node = pending.pop()
+        for node in self._own_body(info):
             node_type = type(node)  # not isinstance: ABCMeta makes misses slow
-            if node_type in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                continue
             if node_type is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in CONTAINER_ADDERS and outlives(node.func.value):
-                kept.update(index for index in (parameter(argument.value) for argument in node.args) if index is not None)
+                kept.update(index for index in (self._parameter_position(info, argument.value) for argument in node.args) if index is not None)
             elif node_type is cst.Assign:
-                index = parameter(node.value)
+                index = self._parameter_position(info, node.value)
                 if index is not None and any(type(target.target) in (cst.Attribute, cst.Subscript) and outlives(target.target) for target in node.targets):
                     kept.add(index)
-            pending.extend(iter_children(node))
         result = self._kept_arguments[id(info.node)] = frozenset(kept)
         return result
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.bindings import Binding
+from torchcopy_lint.analysis.bindings import Binding, CallSite
 from torchcopy_lint.analysis.cst_helpers import short_code
 from torchcopy_lint.analysis.evaluate import NAMEDTUPLE
 from torchcopy_lint.analysis.values import Kind
@@ -177,13 +177,8 @@ def _kept_by_function(ctx: "FileContextLike", call: cst.Call, arg: cst.Arg) -> K
     if callee.function is None:
         return None  # a class's ``__init__`` keeps what it is given in the instance: a record (above)
     for info, offset in ctx.model.called_functions(callee):
-        if arg.keyword is not None:
-            names = [param.name.value for param in info.params]
-            index = names.index(arg.keyword.value) if arg.keyword.value in names else None
-        else:
-            positional = [argument for argument in call.args if argument.keyword is None]
-            index = positional.index(arg) + offset if all(not argument.star for argument in positional) else None
-        if index is not None and index in ctx.model.kept_arguments(info):
+        site = CallSite(call, False, offset)
+        if any(site.argument(index, info.params[index].name.value) is arg.value for index in ctx.model.kept_arguments(info)):
             return Kept(Way.APPENDED, f"kept by `{_short(call.func)}(...)`", call.func)
     return None
 

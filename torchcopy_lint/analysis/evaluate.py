@@ -1279,12 +1279,9 @@ class Evaluator:
                 # (``self.sp_model.encode(text)``) as likely as a network.
                 return UNKNOWN
             return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
-        owner = self.model.module_class_with(method) if receiver.cls is None else None
-        if owner is not None:  # ``model.neg_log_likelihood(x, y)`` of a module of unknown class: the file's one module class with it
-            found = self.model.class_attribute(owner, method, self)
-            if found is not None and found.function is not None:
-                return self._call_value(found, call, off)
-        return self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
+        # ``model.neg_log_likelihood(x, y)`` of a module of unknown class: the file's one module class with it
+        called = self._guessed_method_call(self.model.module_class_with(method) if receiver.cls is None else None, method, call, off)
+        return called if called is not None else self._call_by_name(method, call, off)  # ``model.encoder(x)``: a submodule
 
     def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
         element = receiver.element or UNKNOWN
@@ -1308,6 +1305,12 @@ class Evaluator:
             return NONE
         return UNKNOWN
 
+    def _guessed_method_call(self, owner: cst.ClassDef | None, method: str, call: cst.Call, off: bool) -> Value | None:
+        """What calling ``method`` of an instance of ``owner`` (a class guessed for a receiver
+        the file does not type) gives; None without such a class or method."""
+        found = self.model.class_attribute(owner, method, self) if owner is not None else None
+        return self._call_value(found, call, off) if found is not None and found.function is not None else None
+
     def _unknown_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
         """A method of something the file does not show: guess from the method's name."""
         if not self.model.names.imports_torch:
@@ -1326,12 +1329,9 @@ class Evaluator:
             return _state_dict(source, UNKNOWN)
         if method == "forward" or (method in ("__call__",)):
             return tensor(Grad.NO if off else Grad.GRAPH, MODULE_OUTPUT).with_(guessed=True)
-        owner = self.model.class_with_method(method)
-        if owner is not None:  # ``mt.snapshot_student()`` of an untyped ``mt``: the file's one class with that method
-            found = self.model.class_attribute(owner, method, self)
-            if found is not None and found.function is not None:
-                return self._call_value(found, call, off)
-        return self._call_by_name(method, call, off)  # ``self.model(x)``, ``self.criterion(out, y)``
+        # ``mt.snapshot_student()`` of an untyped ``mt``: the file's one class with that method
+        called = self._guessed_method_call(self.model.class_with_method(method), method, call, off)
+        return called if called is not None else self._call_by_name(method, call, off)  # ``self.model(x)``, ``self.criterion(out, y)``
 
 
 # -- helpers ----------------------------------------------------------------------------------

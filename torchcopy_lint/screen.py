@@ -163,6 +163,15 @@ class Event:
     local_target: bool = False  # an accumulation into the function's own local (not a parameter, ``self.x`` or a global)
     root: str | None = None  # a write's: the key of the plain name whose storage it changes (``d`` of ``d[0]``, ``d.view(-1)``, ``d.data``), if it is one
     by_argument: bool = False  # a write a function makes to an argument (``init.zeros_(w)``, ``out=y``, ``np.copyto(a, v)``), not through the written object itself
+    method: str | None = None  # the in-place method of a write by one (``add_`` for ``w.add_(...)``)
+    cut: bool = False  # a write to a tensor read through ``.data``, ``.grad`` or ``.detach()`` (views and items of one too): never a leaf that requires grad
+    container: str | None = None  # ``d[k] = v`` / ``d += v``: the key of ``d`` (``self.d``: ``d``), which changes in place only where it is bound to a tensor
+
+    @property
+    def writes_values_by_method(self) -> bool:
+        """A write by an in-place method that changes values (``w.add_(...)``; not
+        ``requires_grad_()``): the only write that makes a function train."""
+        return self.method is not None and api.writes_values(self.method)
 
 
 @dataclass
@@ -202,6 +211,7 @@ class ScreenFacts:
     compares_identity: bool = False  # ``a is b`` / ``is not`` between two non-constants
     functions: list[FunctionSignals] = field(default_factory=lambda: [FunctionSignals(None)])  # [0] is the module's own code
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
+    binding_sources: dict[str, set[str]] = field(default_factory=dict)  # x -> those of :attr:`flows` that x may be bound to (not only hold as an item)
     noqa: bool = False  # the text holds a ``noqa`` comment (or the word)
     _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
@@ -210,15 +220,16 @@ class ScreenFacts:
 
     def training_functions(self) -> frozenset[int]:
         """The functions that may train, as ``SemanticModel.trains`` decides (widened): they
-        step, write something that may be a parameter in place, or call a function of the
-        file that trains (by name), themselves or in a function nested in them."""
+        step, write something that may be a parameter by an in-place method (``p.add_(...)``;
+        not ``p[i] = v`` or ``p += v``, which the model does not count), or call a function of
+        the file that trains (by name), themselves or in a function nested in them."""
         if self._training is not None:
             return self._training
         functions = self.functions
         training = {index for index, function in enumerate(functions) if function.steps}
         leaves = self.reaching(is_leaf_evidence)
         for write in self.writes:
-            if not leaves.isdisjoint(write.names):
+            if write.writes_values_by_method and not leaves.isdisjoint(write.names):
                 index = write.function
                 while index >= 0 and index not in training:
                     training.add(index)
@@ -378,9 +389,19 @@ class ScreenFacts:
                 continue
             if reached is None:
                 reached = self.reaching(evidence)
-            if not reached.isdisjoint(event.names):
+            if self.event_reaches(event, reached, evidence):
                 return True
         return False
+
+    def event_reaches(self, event: Event, reached: frozenset[str], evidence: Callable[[str], bool], names: Iterable[str] | None = None) -> bool:
+        """Whether ``event`` involves a key of ``reached`` (what ``evidence`` reaches):
+        one of ``names`` (default: its own). An item assignment ``d[k] = v`` changes a tensor
+        only where ``d`` itself is one: what ``d`` may be bound to must reach the evidence
+        (items put into ``d`` do not make ``d`` a tensor)."""
+        container = event.container
+        if container is None:
+            return not reached.isdisjoint(event.names if names is None else names)
+        return evidence(container) or not reached.isdisjoint(self.binding_sources.get(container, ()))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -492,6 +513,9 @@ class _Collector(ast.NodeVisitor):
         self._string_parts: set[str] = set()  # literal parts of the file's f-strings and string concatenations
         self._keeping = 0  # inside a value that may be kept (see _visit_kept)
         self._registered: set[str] = set()  # the keys of what hook registrations are given
+        self._display_bound: set[str] = set()  # keys assigned a display or a constant somewhere (``meta = {}``, ``self.cache = []``)
+        self._bound_otherwise: set[str] = set()  # keys bound anything else anywhere (parameters, imports, other values, loop targets ...)
+        self._display_targets: set[int] = set()  # id() of the targets of those display assignments
 
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -580,6 +604,9 @@ class _Collector(ast.NodeVisitor):
     def _enter(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
         self._scope_count += 1
         self._scopes.append((f"{self._scope_count}@", _local_names(node)))
+        arguments = node.args
+        prefix = self._scopes[-1][0]
+        self._bound_otherwise.update(prefix + argument.arg for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg] if argument is not None)
         self._memo.clear()
         parent = self._signals[-1] if len(self._signals) > 1 else -1
         if isinstance(node, ast.Lambda):
@@ -597,17 +624,36 @@ class _Collector(ast.NodeVisitor):
         self._loop_depth.pop()
 
     # -- graph and events ---------------------------------------------------------------
-    def _flow(self, target: str, sources: Iterable[str]) -> None:
+    def _flow(self, target: str, sources: Iterable[str], element: bool = False) -> None:
+        """``sources`` may reach ``target``: bound to it, or (``element``) put into it as an
+        item (``d[k] = v``, ``xs.append(v)``), which leaves what ``target`` itself is as it was."""
         self.facts.flows.setdefault(target, set()).update(sources)
+        if not element:
+            self.facts.binding_sources.setdefault(target, set()).update(sources)
 
-    def _flow_names(self, target: ast.AST, sources: Iterable[str]) -> None:
-        """Into every key a target binds or writes."""
+    def _flow_names(self, target: ast.AST, sources: Iterable[str], element: bool = False) -> None:
+        """Into every key a target binds or writes (the base of a subscript gets an element)."""
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for part in target.elts:
+                self._flow_names(part, sources, element)
+            return
+        element = element or isinstance(target, ast.Subscript)
         for key in self._target_keys(target):
-            self._flow(key, sources)
+            self._flow(key, sources, element)
 
-    def _event(self, events: list[Event], keys: frozenset[str], target: ast.AST | None = None, root: str | None = None, by_argument: bool = False) -> None:
+    def _event(
+        self,
+        events: list[Event],
+        keys: frozenset[str],
+        target: ast.AST | None = None,
+        root: str | None = None,
+        by_argument: bool = False,
+        method: str | None = None,
+        cut: bool = False,
+        container: str | None = None,
+    ) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, container))
 
     def _visit_kept(self, node: ast.AST | None) -> None:
         """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
@@ -637,7 +683,7 @@ class _Collector(ast.NodeVisitor):
         key = self._key(root.id)
         return key.startswith(self._scopes[-1][0]) and key not in self.facts.functions[self._signals[-1]].parameters
 
-    def _write(self, receiver: ast.AST, by_argument: bool = False) -> None:
+    def _write(self, receiver: ast.AST, by_argument: bool = False, method: str | None = None, container: str | None = None) -> None:
         name = final_name(receiver)
         if name is not None:
             self.facts.written.add(name)
@@ -645,7 +691,8 @@ class _Collector(ast.NodeVisitor):
         base = receiver
         while isinstance(base, ast.Subscript):
             base = base.value  # ``w[ids] *= f`` writes ``w``, whatever the index holds
-        self._event(self.facts.writes, self.keys_in(base), root=self._key(root.id) if isinstance(root, ast.Name) else None, by_argument=by_argument)
+        root_key = self._key(root.id) if isinstance(root, ast.Name) else None
+        self._event(self.facts.writes, self.keys_in(base), root=root_key, by_argument=by_argument, method=method, cut=_cut_from_autograd(receiver), container=container)
 
     # -- scopes ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -777,9 +824,36 @@ class _Collector(ast.NodeVisitor):
     # -- names --------------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> None:
         self.facts.identifiers.add(node.id)
+        if node.ctx.__class__ is ast.Store and id(node) not in self._display_targets:
+            self._bound_otherwise.add(self._key(node.id))
+            if self._class_body:
+                self._bound_otherwise.add(node.id)  # a class attribute: read as ``self.name``
+
+    def _bound(self, name: str | None) -> None:
+        """A name bound by something other than an assignment target (an ``except ... as``,
+        a ``match`` capture): not a display."""
+        if name is not None:
+            self._bound_otherwise.add(self._key(name))
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._bound(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self._bound(node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self._bound(node.name)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self._bound(node.rest)
+        self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.facts.identifiers.add(node.attr)
+        if node.ctx.__class__ is ast.Store and id(node) not in self._display_targets:
+            self._bound_otherwise.add(node.attr)
         if node.attr == "data" and isinstance(node.ctx, ast.Load):
             self._snapshot(self.keys_in(node.value))  # ``w.data`` shares ``w``'s storage
         elif node.attr == "grad" and isinstance(node.value, ast.Name):
@@ -804,6 +878,7 @@ class _Collector(ast.NodeVisitor):
         bound = alias.asname or alias.name.split(".", 1)[0]
         self.facts.identifiers.update((bound, alias.name.rsplit(".", 1)[-1]))
         self._flow(self._key(bound), sources)
+        self._bound_otherwise.add(self._key(bound))
         self._aliases.setdefault(bound, set()).update(alias.name.split("."))
 
     def visit_Return(self, node: ast.Return) -> None:
@@ -855,6 +930,7 @@ class _Collector(ast.NodeVisitor):
                     if isinstance(argument, ast.Constant) and isinstance(argument.value, str) and argument.value.isidentifier():
                         self.facts.identifiers.add(argument.value)
                         self._flow(argument.value, argument_keys | {callee})
+                        self._bound_otherwise.add(argument.value)
         if callee in _ADDERS and isinstance(node.func, ast.Attribute):
             self.visit(node.func)
             for argument in (*node.args, *node.keywords):
@@ -889,13 +965,13 @@ class _Collector(ast.NodeVisitor):
             for index in self._signals:
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
-            self._write(receiver)
+            self._write(receiver, method=method)
             if _on_detach(receiver):
                 self.facts.detach_chain_written = True
             if receiver_name == "init" and node.args:
                 self._write(node.args[0], by_argument=True)  # ``nn.init.zeros_(w)`` writes ``w``
         if method in _ADDERS:
-            self._flow_names(receiver, argument_keys)
+            self._flow_names(receiver, argument_keys, element=True)
             if receiver_name is not None:
                 self.facts.added_to.add(receiver_name)
         if method in _ACCUMULATING:
@@ -928,6 +1004,11 @@ class _Collector(ast.NodeVisitor):
     # -- assignments and writes --------------------------------------------------------------------
     def _assigned(self, targets: list[ast.AST], value: ast.AST | None) -> None:
         value_keys = self.keys_in(value)
+        if value is not None and _is_display(value):
+            for target in targets:
+                if isinstance(target, (ast.Name, ast.Attribute)):
+                    self._display_targets.add(id(target))
+                    self._display_bound.update(self._target_keys(target))
         for target in targets:
             self._stores(target, value_keys)
             self._flow_names(target, value_keys)
@@ -971,8 +1052,10 @@ class _Collector(ast.NodeVisitor):
             self._stores(target.value, value_keys)
             return
         if isinstance(target, ast.Subscript):
-            self._write(target.value)
-            self._event(self.facts.accumulations, value_keys, target.value)  # ``history[k] = out``
+            held = target.value
+            container = self._key(held.id) if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else None
+            self._write(held, container=container)
+            self._event(self.facts.accumulations, value_keys, held)  # ``history[k] = out``
         base = target
         while isinstance(base, ast.Subscript):
             base = base.value
@@ -1016,8 +1099,12 @@ class _Collector(ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         value_keys = self.keys_in(node.value)
-        self._write(node.target)
-        self._flow_names(node.target, value_keys)
+        # ``x += v`` changes ``x`` in place where ``x`` is a tensor already (what it is bound
+        # to); else it binds ``x + v``, a new object: never an alias of anything.
+        target = node.target
+        container = self._key(target.id) if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
+        self._write(target, container=container)
+        self._flow_names(target, value_keys, element=container is not None)
         base = node.target
         while isinstance(base, ast.Subscript):
             base = base.value
@@ -1103,6 +1190,11 @@ class _Collector(ast.NodeVisitor):
             for parameter in self._lambda_parameters.get(id(value), ()):
                 self._flow(parameter, context)
         self._calls_through_aliases()
+        # ``meta = {}`` ... ``meta[k] = v`` replaces an item of a dict, list or set: no tensor
+        # changes (``meta[k][0] = v`` and ``meta[k].add_(v)`` write an item: still writes).
+        displays = self._display_bound - self._bound_otherwise
+        if displays:
+            facts.writes = [write for write in facts.writes if write.container not in displays]
         return facts
 
     def _instances_registered(self, registered: list[tuple[str, frozenset[str]]]) -> list[frozenset[str]]:
@@ -1173,6 +1265,24 @@ def _written_tensor(target: ast.AST) -> ast.AST:
             return target
 
 
+def _cut_from_autograd(target: ast.AST) -> bool:
+    """Whether the tensor ``target`` writes is read through ``.data``, ``.grad`` or
+    ``.detach()`` (through items and views of it: ``p.grad[0]``, ``p.data.view(-1)``): a
+    tensor that does not require grad, whatever ``p`` is."""
+    while True:
+        if isinstance(target, ast.Subscript):
+            target = target.value
+        elif isinstance(target, ast.Attribute) and target.attr in api.VIEW_ATTRIBUTES:
+            target = target.value
+        elif isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in api.VIEW_METHODS:
+            target = target.func.value
+        else:
+            break
+    if isinstance(target, ast.Attribute):
+        return target.attr in ("data", "grad")
+    return isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and target.func.attr in api.DETACHING_METHODS
+
+
 def _on_detach(receiver: ast.AST) -> bool:
     """Whether an in-place call's receiver is ``x.detach()`` itself, through views, subscripts
     and earlier in-place calls (``x.detach().view(-1).mul_(2).add_(1)``)."""
@@ -1227,6 +1337,22 @@ def _called_keys(facts: ScreenFacts) -> set[str]:
         for event in events:
             found.update(key for key in event.names if key.startswith(CALLED))
     return found
+
+
+_DISPLAY_FACTORIES = frozenset({"dict", "list", "set", "frozenset", "tuple", "defaultdict", "OrderedDict", "Counter", "deque", "str", "int", "float", "bool"})
+
+
+def _is_display(value: ast.AST) -> bool:
+    """A value that is no tensor, whatever its parts: a constant, an f-string, a display or
+    comprehension of a dict, list, set or tuple, or a call of a builtin container or number
+    type (``dict()``, ``defaultdict(list)``, ``collections.OrderedDict()``)."""
+    if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "collections" else None
+        return name in _DISPLAY_FACTORIES
+    return False
 
 
 def _is_simple_alias(value: ast.AST) -> bool:

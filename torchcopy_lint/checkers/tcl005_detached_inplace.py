@@ -93,8 +93,11 @@ class DetachedInplace(Checker):
         judges: ``d.mul_(2)``, ``d[0] = 1``, ``d.view(-1).add_(1)`` with ``d = x.detach()``)."""
         if facts.detach_chain_written:
             return True
-        roots = {write.root for write in facts.writes if write.root is not None}
-        return bool(roots) and not facts.reaching(_detaching).isdisjoint(roots)
+        rooted = [write for write in facts.writes if write.root is not None]
+        if not rooted:
+            return False
+        reached = facts.reaching(_detaching)
+        return any(facts.event_reaches(write, reached, _detaching, (write.root,)) for write in rooted)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -29,8 +29,11 @@ class LeafInplace(Checker):
     def applies(cls, facts: ScreenFacts) -> bool:
         """An in-place write, outside any no_grad region, to something that may be a leaf,
         through the object itself (a method, ``+=``, an item assignment: what the checker
-        judges; ``nn.init.zeros_(w)`` runs under no_grad itself)."""
-        return facts.any_event([write for write in facts.writes if not write.by_argument], is_leaf_evidence, with_grad=True)
+        judges; ``nn.init.zeros_(w)`` runs under no_grad itself), that changes values
+        (not ``requires_grad_()``), to a tensor not read through ``.data``, ``.grad`` or
+        ``.detach()`` on the spot (which never requires grad)."""
+        writes = [write for write in facts.writes if not write.by_argument and not write.cut and write.method not in NON_VALUE_INPLACE]
+        return facts.any_event(writes, is_leaf_evidence, with_grad=True)
 
     def __init__(self, ctx: FileContext, spec: RuleSpec) -> None:
         super().__init__(ctx, spec)

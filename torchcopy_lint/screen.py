@@ -84,17 +84,26 @@ def bare(key: str) -> str:
 
 # Fields that never hold a node worth a visit: expression contexts (``Load``), operators.
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
+# Fields that hold identifiers, numbers or flags in every node class that has them (``Name.id``,
+# ``Attribute.attr``, ``alias.name``, ``ImportFrom.level``): never a node.
+_IDENTIFIER_FIELDS = frozenset({"id", "attr", "arg", "name", "asname", "module", "level", "conversion", "is_async", "simple", "rest", "kwd_attrs", "tag", "lineno"})
+_NO_CHILDREN = (ast.Constant, ast.Global, ast.Nonlocal)  # a constant's value, the names declared: no nodes
 
 
 @lru_cache(maxsize=None)
 def _child_fields(node_class: type) -> tuple[str, ...]:
-    return tuple(name for name in node_class._fields if name not in _LEAF_FIELDS)
+    if issubclass(node_class, _NO_CHILDREN):
+        return ()
+    return tuple(name for name in node_class._fields if name not in _LEAF_FIELDS and name not in _IDENTIFIER_FIELDS)
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes`` without contexts and operators, as a list (the walk's hot path)."""
+    fields = _child_fields(node.__class__)
+    if not fields:
+        return []
     found: list[ast.AST] = []
-    for name in _child_fields(node.__class__):
+    for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
             found.extend(item for item in value if isinstance(item, ast.AST))
@@ -168,6 +177,12 @@ class Event:
     container: str | None = None  # ``d[k] = v`` / ``d += v``: the key of ``d`` (``self.d``: ``d``), which changes in place only where it is bound to a tensor
 
     @property
+    def changes_values(self) -> bool:
+        """Not a method that changes flags or shape only (``requires_grad_()``, ``resize_()``:
+        not a write for the rules that judge values: TCL004, TCL005, TCL008)."""
+        return self.method is None or api.writes_values(self.method)
+
+    @property
     def writes_values_by_method(self) -> bool:
         """A write by an in-place method that changes values (``w.add_(...)``; not
         ``requires_grad_()``): the only write that makes a function train."""
@@ -186,6 +201,7 @@ class FunctionSignals:
     steps: bool = False  # calls ``backward()``, ``step()``, ``load_state_dict()`` or ``autograd.grad()`` (itself or nested)
     handed: bool = False  # passed by name to a hook registration or to ``partial`` (which may be registered)
     calls: set[str] = field(default_factory=set)  # final names it calls (itself or nested), aliases resolved
+    loop_calls: set[str] = field(default_factory=set)  # those of :attr:`calls` called in a loop (of any function around the call) while grad is on
     parameters: frozenset[str] = frozenset()  # the keys of its parameters
 
 
@@ -217,6 +233,11 @@ class ScreenFacts:
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
     _training: frozenset[int] | None = field(default=None, repr=False)
     _calling: dict[str, list[int]] | None = field(default=None, repr=False)  # callee name -> functions calling it
+
+    @property
+    def value_writes(self) -> list[Event]:
+        """The writes that may change values (see :attr:`Event.changes_values`)."""
+        return [write for write in self.writes if write.changes_values]
 
     def training_functions(self) -> frozenset[int]:
         """The functions that may train, as ``SemanticModel.trains`` decides (widened): they
@@ -282,7 +303,7 @@ class ScreenFacts:
         or a loop variable over ``parameters()`` the event's names flow into
         (``for p in model.parameters(): p.add_(...)`` after ``model.state_dict()``)."""
         written: dict[int, set[str]] = {}
-        for write in self.writes:
+        for write in self.value_writes:
             written.setdefault(self.home(write.function), set()).update(write.names)
         if not written:
             return False
@@ -499,6 +520,7 @@ class _Collector(ast.NodeVisitor):
         self._scope_count = 0
         self._class_body = False  # directly in a class body (its names are attributes)
         self._memo: dict[int, frozenset[str]] = {}  # id(expression) -> its keys, in the current scope
+        self._keys: dict[str, str] = {}  # name -> its key, in the current scope
         self._lambda_parameters: dict[int, list[str]] = {}  # id(lambda) -> keys of its parameters
         self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
         self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
@@ -506,7 +528,7 @@ class _Collector(ast.NodeVisitor):
         self._made_by: list[tuple[str, frozenset[str]]] = []  # a call's result handed to a call: the function it may return
         self._signals: list[int] = [0]  # indices in facts.functions of the enclosing functions, innermost last
         self._loop_depth: list[int] = [0]  # per enclosing function: how many of its loops are around
-        self._function_calls: list[tuple[str, tuple[int, ...]]] = []  # (callee, the functions the call is in)
+        self._function_calls: list[tuple[str, tuple[int, ...], bool]] = []  # (callee, the functions the call is in, in a loop with grad on)
         self._namedtuples: dict[str, set[str]] = {}  # ``T = namedtuple("T", "a b")``: T -> its fields
         self._lookups: dict[str, frozenset[str]] = {}  # ``m = getattr(obj, name)``: m's key -> the keys of ``name``
         self._dispatches: list[tuple[frozenset[str], frozenset[str], tuple[int, ...]]] = []  # (keys of the name, keys of the arguments, the functions it is in)
@@ -520,6 +542,12 @@ class _Collector(ast.NodeVisitor):
     # -- keys -----------------------------------------------------------------------------
     def _key(self, name: str) -> str:
         """A name's node in the flow graph: a function's local is its own node (``3@x``)."""
+        found = self._keys.get(name)
+        if found is None:
+            found = self._keys[name] = self._scoped_key(name)
+        return found
+
+    def _scoped_key(self, name: str) -> str:
         for prefix, local in reversed(self._scopes):
             if name in local:
                 return prefix + name
@@ -608,6 +636,7 @@ class _Collector(ast.NodeVisitor):
         prefix = self._scopes[-1][0]
         self._bound_otherwise.update(prefix + argument.arg for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg] if argument is not None)
         self._memo.clear()
+        self._keys.clear()
         parent = self._signals[-1] if len(self._signals) > 1 else -1
         if isinstance(node, ast.Lambda):
             signals = FunctionSignals(None, is_lambda=True, parent=parent)
@@ -620,6 +649,7 @@ class _Collector(ast.NodeVisitor):
     def _leave(self) -> None:
         self._scopes.pop()
         self._memo.clear()
+        self._keys.clear()
         self._signals.pop()
         self._loop_depth.pop()
 
@@ -906,12 +936,13 @@ class _Collector(ast.NodeVisitor):
             name_keys = self.keys_in(looked_up) if looked_up is not None else self._lookups[self._key(node.func.id)]  # type: ignore[union-attr]
             self._dispatches.append((name_keys, argument_keys, tuple(self._signals)))
         if callee is not None:
-            self._raw_calls.append((callee, bool(arguments) and not _is_literal(arguments[0])))
+            with_data = bool(arguments) and not _is_literal(arguments[0]) and not _op_overload(node.func)
+            self._raw_calls.append((callee, with_data))
             if callee == "map" and len(node.args) > 1:
                 mapped = final_name(node.args[0])  # ``map(torch.tensor, xs)`` calls torch.tensor with data
                 if mapped is not None:
                     self._raw_calls.append((mapped, not _is_literal(node.args[1])))
-            self._function_calls.append((callee, tuple(self._signals)))
+            self._function_calls.append((callee, tuple(self._signals), not self._grad_off and any(self._loop_depth)))
             self._call_sites.append((callee, argument_keys))
             self._callbacks(callee, node, arguments, argument_keys)
             if callee in _HOOK_REGISTRATIONS:
@@ -966,8 +997,8 @@ class _Collector(ast.NodeVisitor):
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
             self._write(receiver, method=method)
-            if _on_detach(receiver):
-                self.facts.detach_chain_written = True
+            if api.writes_values(method) and _on_detach(receiver):
+                self.facts.detach_chain_written = True  # not ``x.detach().requires_grad_()``: TCL005 judges value writes
             if receiver_name == "init" and node.args:
                 self._write(node.args[0], by_argument=True)  # ``nn.init.zeros_(w)`` writes ``w``
         if method in _ADDERS:
@@ -1133,19 +1164,21 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
-        # Calls that make a hook callback: a registration, a function of the file whose parameter
-        # a registration gets (``add_hook(model, save)``: the model follows the calls into that
-        # parameter, SemanticModel._passed_for), or ``partial`` (which may be handed to one). A
-        # function called by a string name gets no hook roles (see SemanticModel._build_indexes).
-        registrars = {name for name, parameters in self._parameters.items() if not self._registered.isdisjoint(parameters)}
-        facts.hook_registrars = frozenset(_HOOK_REGISTRATIONS | registrars)
-        self._registering = {f"{HANDED_TO}{name}" for name in (*facts.hook_registrars, "partial")}
         facts.call_arguments = frozenset().union(*(keys for _, keys in self._call_sites))
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)
             facts.called |= resolved
             if with_data:
                 facts.called_with_data |= resolved
+        # Calls that make a hook callback: a registration, a function of the file whose parameter
+        # a registration gets (``add_hook(model, save)``: the model follows the calls into that
+        # parameter, SemanticModel._passed_for), or ``partial`` where the file registers a hook
+        # (a partial may be handed to one). A function called by a string name gets no hook
+        # roles (see SemanticModel._build_indexes).
+        registrars = {name for name, parameters in self._parameters.items() if not self._registered.isdisjoint(parameters)}
+        facts.hook_registrars = frozenset(_HOOK_REGISTRATIONS | registrars)
+        registers = bool(registrars) or not facts.called.isdisjoint(_HOOK_REGISTRATIONS)
+        self._registering = {f"{HANDED_TO}{name}" for name in (*facts.hook_registrars, *(("partial",) if registers else ()))}
         # Call sites into parameters (of every function of that name: methods are found
         # by name), callbacks into the parameters of the function or lambda handed over.
         for name, value in self._lambda_names:
@@ -1182,10 +1215,12 @@ class _Collector(ast.NodeVisitor):
                 self._flow(parameter, context)
         for signals in facts.functions:
             signals.handed = signals.name in handed
-        for callee, inside in self._function_calls:
+        for callee, inside, looped in self._function_calls:
             resolved = _resolve(callee, self._aliases)
             for index in inside:
                 facts.functions[index].calls |= resolved
+                if looped:
+                    facts.functions[index].loop_calls |= resolved
         for value, context in self._lambda_context:
             for parameter in self._lambda_parameters.get(id(value), ()):
                 self._flow(parameter, context)
@@ -1231,7 +1266,7 @@ class _Collector(ast.NodeVisitor):
                 if name in self._parameters:
                     for parameter in self._parameters[name]:
                         self._flow(parameter, argument_keys)
-                    self._function_calls.append((name, inside))
+                    self._function_calls.append((name, inside, True))  # in a loop or not: not told here
 
     def _calls_through_aliases(self) -> None:
         """Calling ``g`` gives what calling anything ``g`` may be gives: ``g = f; g()`` is
@@ -1263,6 +1298,22 @@ def _written_tensor(target: ast.AST) -> ast.AST:
             target = target.func.value
         else:
             return target
+
+
+_OP_NAMESPACES = frozenset({"ops", "aten", "prims"})
+
+
+def _op_overload(func: ast.AST) -> bool:
+    """``torch.ops.aten.mul.Tensor``, ``aten.split.Tensor``: an operator's overload named like a
+    legacy constructor (``Tensor``, ``Scalar``), which constructs nothing."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    node = func.value
+    while isinstance(node, ast.Attribute):
+        if node.attr in _OP_NAMESPACES:
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in _OP_NAMESPACES
 
 
 def _cut_from_autograd(target: ast.AST) -> bool:

@@ -93,7 +93,7 @@ class DetachedInplace(Checker):
         judges: ``d.mul_(2)``, ``d[0] = 1``, ``d.view(-1).add_(1)`` with ``d = x.detach()``)."""
         if facts.detach_chain_written:
             return True
-        rooted = [write for write in facts.writes if write.root is not None]
+        rooted = [write for write in facts.value_writes if write.root is not None]
         if not rooted:
             return False
         reached = facts.reaching(_detaching)

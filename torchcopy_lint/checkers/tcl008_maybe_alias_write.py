@@ -157,7 +157,7 @@ class MaybeAliasWrite(Checker):
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
         """An in-place write to something that may come from a call that aliases only sometimes."""
-        return facts.any_event(facts.writes, _maybe_alias)
+        return facts.any_event(facts.value_writes, _maybe_alias)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -183,8 +183,9 @@ class GraphAccumulation(Checker):
         def loop_trains(index: int) -> bool:  # a step in the loop, or a call of a local function that trains
             return functions[index].steps or not functions[index].calls.isdisjoint(training_names)
 
-        # Names called from a function whose loops may be training or evaluation loops.
-        hosted = {name for index, caller in enumerate(functions) if caller.evaluates or loop_trains(index) for name in caller.calls}
+        # Names called in a loop (grad on) of a function whose loops may be training or
+        # evaluation loops: a helper's accumulation is judged at such a call (_helper_call).
+        hosted = {name for index, caller in enumerate(functions) if caller.evaluates or loop_trains(index) for name in caller.loop_calls}
         def given(event: Event, parameters: frozenset[str]) -> bool:  # what it adds is a parameter, or made from one (``for k, v in metrics.items()``)
             return not event.names.isdisjoint(parameters) or any(not parameters.isdisjoint(facts.flows.get(name, ())) for name in event.names)
 

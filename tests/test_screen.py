@@ -152,6 +152,35 @@ class Trainer:
         ("def f(x):\n    data = load(x)\n    data[0] = 1\n    return x\n", "TCL005", False),
         # TCL005: a hook's parameter written in place after a detach in the caller.
         ("def scale(t):\n    t.mul_(2)\n\ndef f(w):\n    scale(w.detach())\n", "TCL005", True),
+        # An item assignment changes a tensor only where its target is bound to one; items put into it do not make it one.
+        ("def f(model):\n    meta = {}\n    meta['w'] = model.weight\n    meta['n'] = 1\n", "TCL007", False),
+        ("def f(model, meta):\n    meta['w'] = model.weight\n    meta['n'] = 1\n", "TCL007", False),
+        ("def f(model):\n    w = model.weight\n    w[0] = 1\n", "TCL007", True),
+        ("def f(model):\n    rows = [model.weight]\n    rows[0][0] = 1\n", "TCL007", True),  # an item's own item: the parameter
+        # ``x += v`` changes ``x`` in place only where ``x`` is already a tensor.
+        ("def f(model):\n    total = 0\n    for p in model.parameters():\n        total += p.sum()\n", "TCL007", False),
+        ("def f(model):\n    w = model.weight\n    w += 1\n", "TCL007", True),
+        ("def f(x):\n    n = 0\n    y = x.reshape(-1)\n    n += y.sum()\n    return x, n\n", "TCL008", False),
+        ("def f(x):\n    y = x.reshape(-1)\n    y += 1\n    return x\n", "TCL008", True),
+        # TCL007: flag methods and writes through .data / .grad / .detach() never write a leaf that requires grad.
+        ("def f(model):\n    for p in model.parameters():\n        p.requires_grad_(False)\n        p.data.mul_(2)\n        p.grad.zero_()\n", "TCL007", False),
+        ("def f(model):\n    for p in model.parameters():\n        p.mul_(2)\n", "TCL007", True),
+        # TCL005 / TCL008: a flag method is no write of values.
+        ("def f(x):\n    return x.detach().requires_grad_()\n", "TCL005", False),
+        ("def f(x):\n    y = x.reshape(-1)\n    y.requires_grad_()\n    return x\n", "TCL008", False),
+        # TCL009: ``partial`` makes a hook only in a file that registers one.
+        ("from functools import partial\nstore = []\ndef hook(m, i, out, name):\n    store.append(out)\nh = partial(hook, name='a')\n", "TCL009", False),
+        ("from functools import partial\nstore = []\ndef hook(m, i, out, name):\n    store.append(out)\nmodel.register_forward_hook(partial(hook, name='a'))\n", "TCL009", True),
+        # TCL009: a helper's accumulation is judged at a call in a training loop, not at one outside it.
+        ("class Meter:\n    def record(self, v):\n        self.sum += v\n\ndef f(m, x, criterion, opt):\n    m.record(criterion(x))\n    opt.step()\n", "TCL009", False),
+        ("class Meter:\n    def record(self, v):\n        self.sum += v\n\ndef f(m, xs, criterion, opt):\n    for x in xs:\n        m.record(criterion(x))\n        opt.step()\n", "TCL009", True),
+        # TCL002: an operator overload named Tensor constructs nothing.
+        ("import torch\ndef f(a, b):\n    return torch.ops.aten.mul.Tensor(a, b)\n", "TCL002", False),
+        ("import torch\ndef f(a):\n    return torch.Tensor(a)\n", "TCL002", True),
+        # TCL004: ``best = x`` keeps a snapshot only of what may be a module.
+        ("class C:\n    def f(self):\n        prev = self.depth\n        self.depth += 1\n        return prev\n", "TCL004", False),
+        ("def f(net, x):\n    best_model = net\n    net.weight.add_(x)\n    return best_model\n", "TCL004", True),
+        ("def f(x, opt):\n    best_model = x\n    for p in x.parameters():\n        p.add_(1)\n    return best_model\n", "TCL004", True),  # a module by what it is used as
     ],
 )
 def test_screen_conditions_follow_values_between_names(source: str, code: str, admitted: bool) -> None:

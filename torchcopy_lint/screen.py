@@ -174,6 +174,7 @@ class Event:
     by_argument: bool = False  # a write a function makes to an argument (``init.zeros_(w)``, ``out=y``, ``np.copyto(a, v)``), not through the written object itself
     method: str | None = None  # the in-place method of a write by one (``add_`` for ``w.add_(...)``)
     cut: bool = False  # a write to a tensor read through ``.data``, ``.grad`` or ``.detach()`` (views and items of one too): never a leaf that requires grad
+    reference: bool = False  # a snapshot by reference: ``best_model = model`` (a snapshot only where the value is a module)
     container: str | None = None  # ``d[k] = v`` / ``d += v``: the key of ``d`` (``self.d``: ``d``), which changes in place only where it is bound to a tensor
 
     @property
@@ -233,6 +234,7 @@ class ScreenFacts:
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
     _training: frozenset[int] | None = field(default=None, repr=False)
     _calling: dict[str, list[int]] | None = field(default=None, repr=False)  # callee name -> functions calling it
+    _module_receivers: frozenset[str] | None = field(default=None, repr=False)  # receivers of module-only methods
 
     @property
     def value_writes(self) -> list[Event]:
@@ -394,6 +396,17 @@ class ScreenFacts:
         if key.startswith(HANDED_TO):
             return key[len(HANDED_TO) :] in self.hook_registrars
         return is_leaf_evidence(key)
+
+    def may_be_module(self, key: str) -> bool:
+        """Evidence the semantic model may read a value as a module (Kind.MODULE): a module-like
+        name or class (:func:`is_module_like`), what :meth:`carries_history` accepts (the result
+        of calling a module class of the file, a hook's parameters), or a receiver of a method
+        only modules have (``x.parameters()``: what it is used as)."""
+        if is_module_like(key) or self.carries_history(key):
+            return True
+        if self._module_receivers is None:
+            self._module_receivers = frozenset(receiver for method, receiver in self.chained if method in api.MODULE_ONLY_METHODS)
+        return bare(key) in self._module_receivers
 
     def flows_between(self, first: Iterable[str], second: Iterable[str]) -> bool:
         """Whether a value may flow from a key of ``first`` to one of ``second``, or back."""
@@ -681,9 +694,10 @@ class _Collector(ast.NodeVisitor):
         method: str | None = None,
         cut: bool = False,
         container: str | None = None,
+        reference: bool = False,
     ) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, container))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, reference, container))
 
     def _visit_kept(self, node: ast.AST | None) -> None:
         """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
@@ -1049,7 +1063,7 @@ class _Collector(ast.NodeVisitor):
             names = [name for target in targets for name in _target_names(target)]
             self.facts.reference_targets.update(names)
             if any(naming.is_model_copy_name(name) for name in names):
-                self._event(self.facts.snapshots, value_keys)  # ``best_model = model``: a module kept by reference
+                self._event(self.facts.snapshots, value_keys, reference=True)  # ``best_model = model``: a module kept by reference
         if _is_simple_alias(value):
             for target in targets:
                 if isinstance(target, ast.Name):

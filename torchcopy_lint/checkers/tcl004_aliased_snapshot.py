@@ -181,11 +181,16 @@ class AliasedSnapshot(Checker):
         kept under a model-copy name) and then a change :meth:`_relevant` may accept: an
         in-place write that may reach its source, or, for a snapshot of trained state, a
         step, a load or a call that may train; or trained state kept under a snapshot name."""
-        if not facts.snapshots:
+        snapshots = facts.snapshots
+        if any(snapshot.reference for snapshot in snapshots):
+            # ``best = model`` is a snapshot only of a module (_module_kept)
+            modules = facts.reaching(facts.may_be_module)
+            snapshots = [snapshot for snapshot in snapshots if not snapshot.reference or not modules.isdisjoint(snapshot.names)]
+        if not snapshots:
             return False
-        if facts.written_into(facts.snapshots) or not LOAD_STATE_METHODS.isdisjoint(facts.called):
+        if facts.written_into(snapshots) or not LOAD_STATE_METHODS.isdisjoint(facts.called):
             return True  # a write or a load that may change a snapshot's source
-        if not (facts.any_event(facts.snapshots, _trained_state) or facts.any_event(facts.snapshots, facts.carries_history)):
+        if not (facts.any_event(snapshots, _trained_state) or facts.any_event(snapshots, facts.carries_history)):
             return False
         return facts.keeps_for_later() or facts.may_train()
 

@@ -318,10 +318,10 @@ class ScreenFacts:
                 met |= written.get(caller, set())
             if not met:
                 continue
-            if not self.reaching(frozenset(met).__contains__).isdisjoint(names):
+            if not self.reaching_from(met).isdisjoint(names):
                 return True
             loop_variables = {key for key in met if not _PARAMETER_LOOP_KEYS.isdisjoint(self.flows.get(key, ()))}
-            if loop_variables and not self.reaching(frozenset(names).__contains__).isdisjoint(loop_variables):
+            if loop_variables and not self.reaching_from(names).isdisjoint(loop_variables):
                 return True
         return False
 
@@ -354,18 +354,16 @@ class ScreenFacts:
         included): one backward pass over :attr:`flows`, cached per predicate. Keys are
         names (``x``, ``3@x`` for a function's local) or ``.method`` for a method called."""
         found = self._reaching.get(evidence)
-        if found is not None:
-            return found
-        users = self._users()
-        pending = [key for key in users if evidence(key)]
-        reached = set(pending)
-        while pending:
-            for user in users[pending.pop()]:
-                if user not in reached:
-                    reached.add(user)
-                    pending.append(user)
-        found = self._reaching[evidence] = frozenset(reached)
+        if found is None:
+            users = self._users()
+            found = self._reaching[evidence] = _spread([key for key in users if evidence(key)], users)
         return found
+
+    def reaching_from(self, keys: Iterable[str]) -> frozenset[str]:
+        """``reaching(keys.__contains__)`` without a pass over every key of the graph (and
+        uncached: each set of keys is asked about once)."""
+        users = self._users()
+        return _spread([key for key in set(keys) if key in users], users)
 
     def _users(self) -> dict[str, list[str]]:
         """Every key of the graph (events' keys included), with the keys its values flow into."""
@@ -413,7 +411,7 @@ class ScreenFacts:
         first, second = frozenset(first), frozenset(second)
         if not first or not second:
             return False
-        return bool(self.reaching(first.__contains__) & second) or bool(self.reaching(second.__contains__) & first)
+        return bool(self.reaching_from(first) & second) or bool(self.reaching_from(second) & first)
 
     def any_event(self, events: list[Event], evidence: Callable[[str], bool], *, with_grad: bool = False) -> bool:
         """Whether one of ``events`` (outside no_grad when ``with_grad``) involves a name reaching ``evidence``."""
@@ -436,6 +434,17 @@ class ScreenFacts:
         if container is None:
             return not reached.isdisjoint(event.names if names is None else names)
         return evidence(container) or not reached.isdisjoint(self.binding_sources.get(container, ()))
+
+
+def _spread(pending: list[str], users: dict[str, list[str]]) -> frozenset[str]:
+    """``pending`` and every key their values flow into, through ``users``."""
+    reached = set(pending)
+    while pending:
+        for user in users[pending.pop()]:
+            if user not in reached:
+                reached.add(user)
+                pending.append(user)
+    return frozenset(reached)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -187,7 +187,7 @@ class Event:
     def writes_values_by_method(self) -> bool:
         """A write by an in-place method that changes values (``w.add_(...)``; not
         ``requires_grad_()``): the only write that makes a function train."""
-        return self.method is not None and api.writes_values(self.method)
+        return self.method is not None and self.changes_values
 
 
 @dataclass

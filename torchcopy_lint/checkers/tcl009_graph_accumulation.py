@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
-from torchcopy_lint.analysis.bindings import BindingKind, FunctionInfo
+from torchcopy_lint.analysis.bindings import BindingKind, CallSite, FunctionInfo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Grad, Kind, Value
@@ -399,17 +399,14 @@ class GraphAccumulation(Checker):
         accumulations = self._helper_accumulations(info.node)
         if not accumulations:
             return False
-        positional = [argument.value for argument in node.args if argument.keyword is None and not argument.star]
+        site = CallSite(node, False, offset)
         named = {param.name.value for param in info.params}
         for index, accumulator, _ in accumulations:
             if index == _EVERY_KEYWORD:  # what ``**kwargs`` collects: the first keyword argument with history
                 extra = [a.value for a in node.args if a.keyword is not None and a.keyword.value not in named]
                 argument = next((value for value in extra if _with_history(self.ctx.value(value)) is not None), None)
             else:
-                name = info.params[index].name.value
-                argument = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == name), None)
-                if argument is None and 0 <= index - offset < len(positional):
-                    argument = positional[index - offset]
+                argument = site.argument(index, info.params[index].name.value)
             if argument is None:
                 continue
             held = _with_history(self.ctx.value(argument))

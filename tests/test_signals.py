@@ -135,3 +135,21 @@ def test_kill_9_during_fix_loses_nothing(tmp_path: Path) -> None:
     assert all(content in (SLOW.encode(), fixed) for content in contents)  # each file original or completely fixed
     assert any(content == fixed for content in contents)
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in paths)  # no temporary file left
+
+
+def test_a_killed_parent_not_yet_reaped_counts_as_dead() -> None:
+    """A worker whose parent was killed before the worker started checks the parent once; the
+    parent is then a zombie until its own parent reaps it, and must not count as alive (else the
+    worker watches its new parent, PID 1, and never exits)."""
+    from torchcopy_lint.parallel import _alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + PATIENCE
+    while alive(child.pid):  # until it has exited (a zombie: nobody has waited for it yet)
+        assert time.monotonic() < deadline, "the child never exited"
+        time.sleep(0.02)
+    try:
+        assert not _alive(child.pid)
+    finally:
+        child.wait()
+    assert _alive(os.getpid())

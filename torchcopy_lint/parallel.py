@@ -102,13 +102,19 @@ def _start_worker(parent: int) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs; a zombie (killed, not yet reaped by its own parent) does not:
+    a worker forked just before ``kill -9`` of the CLI must not take it for alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stream:
+            return stream.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): ``kill(pid, 0)`` is all there is
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:

@@ -9,6 +9,7 @@ sorted, to keep CI short.)
 
 from __future__ import annotations
 
+import ast
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -19,6 +20,7 @@ from conftest import REPO
 from torchcopy_lint.catalogue import load_catalogue
 from torchcopy_lint.engine import FileRun, rules_for
 from torchcopy_lint.registry import all_rules
+from torchcopy_lint import screen
 from torchcopy_lint.screen import facts_of
 from torchcopy_lint.source import CannotCheck
 
@@ -188,3 +190,51 @@ def test_screen_conditions_follow_values_between_names(source: str, code: str, a
 
     rule = all_rules()[code]
     assert rule.checker.applies(facts_of(ast.parse(source), source)) is admitted
+
+
+_EVERY_SHAPE = """
+import a.b as c
+from . import d
+def f(x, /, y=1, *args, k, m=2, **kw) -> int:
+    global g
+    match x:
+        case True | None: pass
+        case [1, *rest] if rest: pass
+        case {"k": v, **others}: pass
+        case Point(x=0, y=yy) as p: pass
+    z = {**kw, "a": [i async for i in y] if y else (lambda q=3: q)()}
+    w = f"{x!r:>{y}} {z}"
+    del w[0], x.attr
+    try:
+        raise ValueError from None
+    except (ValueError, TypeError) as e:
+        return e
+    finally:
+        assert x, "m"
+class C(B, metaclass=M):
+    t: int = 1
+    async def g(self):
+        async with a as (b, c), d:
+            yield await b
+"""
+
+
+def _children_by_isinstance(node: ast.AST) -> list[ast.AST]:
+    """The screen's child lists as written before they were generated per class."""
+    fields = screen._child_fields(node.__class__)
+    found: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+@pytest.mark.parametrize("source", [_EVERY_SHAPE, *(path.read_text(encoding="utf-8") for path in sorted((REPO / "torchcopy_lint").glob("*.py")))], ids=lambda text: text[:20])
+def test_children_generated_per_node_class_are_those_of_every_field(source: str) -> None:
+    """The per-class child functions skip no node and let no non-node through: ``True`` in
+    ``case True``, ``None`` keys of ``{**kw}`` and absent keyword-only defaults."""
+    for node in ast.walk(ast.parse(source)):
+        assert screen._children(node) == _children_by_isinstance(node), ast.dump(node)[:200]

@@ -97,19 +97,44 @@ def _child_fields(node_class: type) -> tuple[str, ...]:
     return tuple(name for name in node_class._fields if name not in _LEAF_FIELDS and name not in _IDENTIFIER_FIELDS)
 
 
+_CHILDREN_OF: dict[type, Callable[[ast.AST], list[ast.AST]]] = {}
+
+
 def _children(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes`` without contexts and operators, as a list (the walk's hot path)."""
-    fields = _child_fields(node.__class__)
+    of = _CHILDREN_OF.get(node.__class__)
+    if of is None:
+        of = _CHILDREN_OF[node.__class__] = _children_function(node)
+    return of(node)
+
+
+def _no_children(node: ast.AST) -> list[ast.AST]:
+    return []
+
+
+def _children_function(example: ast.AST) -> Callable[[ast.AST], list[ast.AST]]:
+    """A function listing the children of ``example``'s class, written for that class: a
+    field is a list in every node of a class or in none (Python's ASDL), so the first node
+    seen says which. A single field may hold no node (``None``, ``MatchSingleton.value``'s
+    ``True``); in a list, ``None`` stands for an absent item (``Dict.keys`` for ``**d``,
+    ``arguments.kw_defaults``)."""
+    fields = _child_fields(example.__class__)
     if not fields:
-        return []
-    found: list[ast.AST] = []
+        return _no_children
+    lines = ["def children(node):", "    found = []"]
     for name in fields:
-        value = getattr(node, name, None)
+        value = getattr(example, name, None)
         if value.__class__ is list:
-            found.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST):
-            found.append(value)
-    return found
+            lines.append(f"    found.extend(node.{name})")
+        else:
+            lines += [f"    value = getattr(node, {name!r}, None)", "    if isinstance(value, AST):", "        found.append(value)"]
+    lines += ["    if None in found:", "        found = [child for child in found if child is not None]", "    return found"]
+    namespace: dict[str, object] = {"AST": ast.AST}
+    exec("\n".join(lines), namespace)  # noqa: S102 - code built from ast's own field names
+    return namespace["children"]  # type: ignore[return-value]
+
+
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
@@ -119,25 +144,26 @@ def _local_names(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> s
     bound = {argument.arg for argument in [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg] if argument is not None}
     declared: set[str] = set()
     pending: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
-    while pending:
+    children = _children
+    while pending:  # exact classes, not isinstance: this visits every node of every function
         current = pending.pop()
-        if isinstance(current, ast.Name):
-            if not isinstance(current.ctx, ast.Load):
-                bound.add(current.id)
-            continue
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(current.name)
-            pending.extend(current.decorator_list)
-            continue
-        if isinstance(current, ast.Lambda):
-            continue
-        if isinstance(current, (ast.Global, ast.Nonlocal)):
-            declared.update(current.names)
-        elif isinstance(current, ast.alias):
-            bound.add(current.asname or current.name.split(".", 1)[0])
-        elif isinstance(current, ast.ExceptHandler) and current.name:
-            bound.add(current.name)
-        pending.extend(_children(current))
+        node_class = current.__class__
+        if node_class is ast.Name:
+            if current.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                bound.add(current.id)  # type: ignore[attr-defined]
+        elif node_class is ast.Constant or node_class is ast.Lambda:
+            pass
+        elif node_class in _DEFINITIONS:
+            bound.add(current.name)  # type: ignore[attr-defined]
+            pending.extend(current.decorator_list)  # type: ignore[attr-defined]
+        else:
+            if node_class is ast.Global or node_class is ast.Nonlocal:
+                declared.update(current.names)  # type: ignore[attr-defined]
+            elif node_class is ast.alias:
+                bound.add(current.asname or current.name.split(".", 1)[0])  # type: ignore[attr-defined]
+            elif node_class is ast.ExceptHandler and current.name:  # type: ignore[attr-defined]
+                bound.add(current.name)  # type: ignore[attr-defined]
+            pending.extend(children(current))
     return bound - declared
 
 
@@ -599,10 +625,14 @@ class _Collector(ast.NodeVisitor):
         memo is dropped when the scope changes, since names resolve per scope.
         """
         if node is None:
-            return frozenset()
+            return _EMPTY
         memo = self._memo
         found = memo.get(id(node))
         if found is not None:
+            return found
+        found = self._leaf_keys(node)
+        if found is not None:
+            memo[id(node)] = found
             return found
         stack: list[tuple[ast.AST, list[ast.AST] | None]] = [(node, None)]
         while stack:
@@ -612,7 +642,13 @@ class _Collector(ast.NodeVisitor):
             if kids is None:
                 kids = _children(current)
                 stack.append((current, kids))
-                stack.extend((child, None) for child in kids if id(child) not in memo)
+                for child in kids:
+                    if id(child) not in memo:
+                        leaf = self._leaf_keys(child)
+                        if leaf is None:
+                            stack.append((child, None))
+                        else:
+                            memo[id(child)] = leaf
                 continue
             own = self._own_keys(current)
             if current.__class__ is ast.Attribute and current.attr not in _PASSING_ATTRIBUTES:
@@ -629,6 +665,17 @@ class _Collector(ast.NodeVisitor):
                 result = frozenset().union(*children, own)
             memo[id(current)] = result
         return memo[id(node)]
+
+    def _leaf_keys(self, node: ast.AST) -> frozenset[str] | None:
+        """:meth:`keys_in` of a name or a constant (most nodes), without the general walk;
+        None for any other node."""
+        node_class = node.__class__
+        if node_class is ast.Name:
+            return frozenset((self._key(node.id),))  # type: ignore[attr-defined]
+        if node_class is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            return frozenset((value,)) if value.__class__ is str and value.isidentifier() else _EMPTY
+        return None
 
     def _own_keys(self, node: ast.AST) -> tuple[str, ...]:
         if isinstance(node, ast.Name):

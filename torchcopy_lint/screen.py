@@ -196,7 +196,7 @@ class Event:
     function: int = 0  # index in :attr:`ScreenFacts.functions` of the function (or lambda) it is in; 0: module level
     in_loop: bool = False  # inside a ``for``/``while`` loop of that same function
     local_target: bool = False  # an accumulation into the function's own local (not a parameter, ``self.x`` or a global)
-    root: str | None = None  # a write's: the key of the plain name whose storage it changes (``d`` of ``d[0]``, ``d.view(-1)``, ``d.data``), if it is one
+    root: str | None = None  # a write's: the key of the name or attribute whose storage it changes (``d`` of ``d[0]``, ``d.view(-1)``, ``d.data``; ``anchor`` of ``self.anchor``), if it is one
     by_argument: bool = False  # a write a function makes to an argument (``init.zeros_(w)``, ``out=y``, ``np.copyto(a, v)``), not through the written object itself
     method: str | None = None  # the in-place method of a write by one (``add_`` for ``w.add_(...)``)
     cut: bool = False  # a write to a tensor read through ``.data``, ``.grad`` or ``.detach()`` (views and items of one too): never a leaf that requires grad
@@ -791,7 +791,7 @@ class _Collector(ast.NodeVisitor):
         base = receiver
         while isinstance(base, ast.Subscript):
             base = base.value  # ``w[ids] *= f`` writes ``w``, whatever the index holds
-        root_key = self._key(root.id) if isinstance(root, ast.Name) else None
+        root_key = self._key(root.id) if isinstance(root, ast.Name) else root.attr if isinstance(root, ast.Attribute) else None
         self._event(self.facts.writes, self.keys_in(base), root=root_key, by_argument=by_argument, method=method, cut=_cut_from_autograd(receiver), container=container)
 
     # -- scopes ---------------------------------------------------------------------------

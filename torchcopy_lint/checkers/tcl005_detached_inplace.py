@@ -23,7 +23,7 @@ from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip
 from torchcopy_lint.analysis.cst_helpers import dotted_name, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
-from torchcopy_lint.analysis.values import AliasHow, Grad, Kind, Value
+from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import CALLED, ScreenFacts, bare
 from torchcopy_lint.analysis.torch_api import DETACHING_METHODS
@@ -73,6 +73,9 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
+_DETACHED = (AliasHow.DETACH, AliasHow.DATA)
+
+
 @lru_cache(maxsize=1 << 16)
 def _detaching(key: str) -> bool:
     """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py);
@@ -88,9 +91,10 @@ class DetachedInplace(Checker):
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:
-        """A chained in-place call on ``x.detach()`` itself, or a write through a plain name
-        that may hold something from ``detach()`` or ``.data`` (the only writes :meth:`_record`
-        judges: ``d.mul_(2)``, ``d[0] = 1``, ``d.view(-1).add_(1)`` with ``d = x.detach()``)."""
+        """A chained in-place call on ``x.detach()`` itself, or a write through a name or an
+        attribute that may hold something from ``detach()`` or ``.data`` (the only writes
+        :meth:`_record` judges: ``d.mul_(2)``, ``d[0] = 1``, ``d.view(-1).add_(1)`` with ``d =
+        x.detach()``; ``self.anchor *= 0.9``; ``prev[n].mul_(0.5)``)."""
         if facts.detach_chain_written:
             return True
         rooted = [write for write in facts.value_writes if write.root is not None]
@@ -218,14 +222,14 @@ class DetachedInplace(Checker):
         if write is None:
             return
         written, operation = write
-        view = written_tensor(written)  # ``d``, for ``d[0]``, ``d.view(-1)``, ``d.data``
-        if not isinstance(view, cst.Name):
+        held = self._alias_holder(node, written)
+        if held is None:
             return
-        alias = self.ctx.value(view).alias  # through views and ``d /= ...`` the model keeps it
+        holder, alias = held
         source_value: Value | None = alias.source_value if alias is not None else None
-        if alias is None or alias.how not in (AliasHow.DETACH, AliasHow.DATA):
+        if alias is None:
             # ``d = x.data`` of an ``x`` the file does not type: written in place like a tensor.
-            untyped = self._untyped_data(view)
+            untyped = self._untyped_data(holder) if isinstance(holder, cst.Name) else None
             if untyped is None:
                 return
             source, source_value, made = untyped, self.ctx.value(untyped), ".data"
@@ -243,22 +247,52 @@ class DetachedInplace(Checker):
         dotted = dotted_name(source)
         if dotted is None and isinstance(source, cst.Subscript):
             # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
-            held = subscripted(source)
-            dotted = held.value if isinstance(held, cst.Name) else dotted_name(held) if isinstance(held, cst.Attribute) else None
+            held_by = subscripted(source)
+            dotted = held_by.value if isinstance(held_by, cst.Name) else dotted_name(held_by) if isinstance(held_by, cst.Attribute) else None
         if dotted is None and isinstance(source, cst.Attribute) and dotted_name(subscripted(source.value)) is not None:
             # ``self.teacher[-1].weight.detach()``: held by an indexed object; later reads of the
             # chain are not followed, so only its outliving the function (below) can decide.
             dotted = _short(source)
-        if dotted is None or dotted == view.value:
+        holder_name = holder.value if isinstance(holder, cst.Name) else dotted_name(holder)
+        if dotted is None or holder_name is None or dotted == holder_name:
             return  # ``model(x).detach()``: nobody else holds the source
         state = self._states[-1]
+        if "." in holder_name:
+            state.watched.setdefault(holder_name, [])  # its reads from here on: is it used as a value?
         fix = None
-        bindings = self.ctx.bindings_of(view)
+        bindings = self.ctx.bindings_of(holder) if isinstance(holder, cst.Name) and alias is not None and holder is written_tensor(written) and self.ctx.value(holder).alias is alias else []
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, view.value, made, self._outlives(source, source_value), copied)
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied)
         state.writes.append(record)
+
+    def _alias_holder(self, node: cst.CSTNode, written: cst.BaseExpression) -> tuple[cst.BaseExpression, Alias | None] | None:
+        """What holds the detached alias a write goes through, and that alias (None: a name
+        that may hold ``x.data`` of an untyped ``x``, see :meth:`_untyped_data`): a name bound to
+        it (``d.mul_(2)``), an attribute set to it in any method (``self.anchor *= 0.9``), or an
+        item of a container of such aliases (``prev[n].mul_(0.5)`` with ``prev = {n: p.detach()
+        for ...}``; not ``prev[n] = v``, which replaces the item)."""
+        view = written_tensor(written)  # ``d``, for ``d[0]``, ``d.view(-1)``, ``d.data``
+        if isinstance(view, cst.Attribute):
+            alias = self.ctx.value(view).alias
+            return (view, alias) if alias is not None and alias.how in _DETACHED and dotted_name(view) is not None else None
+        if not isinstance(view, cst.Name):
+            return None
+        value = self.ctx.value(view)  # through views and ``d /= ...`` the model keeps the alias
+        if value.alias is not None and value.alias.how in _DETACHED:
+            return view, value.alias
+        if value.kind is Kind.CONTAINER:
+            item = written
+            while not (isinstance(item, cst.Subscript) and item.value is view):
+                item = item.value if isinstance(item, (cst.Subscript, cst.Attribute)) else item.func.value if isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) else None  # type: ignore[assignment]
+                if item is None:
+                    return None
+            if isinstance(node, cst.Assign) and item is written:
+                return None  # ``prev[n] = v`` puts a new item in
+            alias = self.ctx.value(item).alias
+            return (view, alias) if alias is not None and alias.how in _DETACHED else None
+        return (view, None) if value.alias is None else None
 
     def _untyped_data(self, view: cst.Name) -> cst.BaseExpression | None:
         """``x`` when ``view`` is bound (once) to ``x.data`` and the file does not type ``x``."""
@@ -302,7 +336,11 @@ class DetachedInplace(Checker):
         state.watched[dotted].append((self.ctx.flow.point(), isinstance(parent, cst.AssignTarget)))
 
     @staticmethod
-    def _read_again(write: _Write, names: dict) -> bool:
+    def _read_again(write: _Write, names: dict, state: _State) -> bool:
+        if "." in write.holder:  # ``self.anchor``: its reads after the write
+            seen = state.watched.get(write.holder, [])
+            kills = [point for point, store in seen if store]
+            return any(not store and may_flow(write.point, point, kills) for point, store in seen)
         events = names.get(write.holder, [])
         kills = [event.point for event in events if event.store]
         return any(not event.store and may_flow(write.point, event.point, kills) for event in events)
@@ -329,7 +367,7 @@ class DetachedInplace(Checker):
                 reason = f"and `{write.source}` is used afterwards"
             elif write.requires_grad and earlier and any(may_flow(write.point, point, kills) for point in backwards):
                 reason = "and a later backward() needs its old value"
-            elif write.outlives is not None and self._read_again(write, names):
+            elif write.outlives is not None and self._read_again(write, names, state):
                 # ``d = layer.weight.detach(); d /= d.norm(); return d``: used as a value of
                 # its own, while the write changed the module's weight.
                 reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"

@@ -261,6 +261,7 @@ class ScreenFacts:
     _training: frozenset[int] | None = field(default=None, repr=False)
     _calling: dict[str, list[int]] | None = field(default=None, repr=False)  # callee name -> functions calling it
     _module_receivers: frozenset[str] | None = field(default=None, repr=False)  # receivers of module-only methods
+    _differentiated: frozenset[str] | None = field(default=None, repr=False)  # names ``backward()`` is called on
 
     @property
     def value_writes(self) -> list[Event]:
@@ -412,14 +413,16 @@ class ScreenFacts:
 
     def carries_history(self, key: str) -> bool:
         """Evidence of autograd history the semantic model may find (see analysis/evaluate.py):
-        a leaf (:func:`is_leaf_evidence`), a hook's parameters, or the result of calling
+        a leaf (:func:`is_leaf_evidence`), a hook's parameters, the result of calling
         something that may be a module or a loss (:func:`is_module_like`, through flows:
-        ``net = Net(); out = net(x)``)."""
+        ``net = Net(); out = net(x)``), or a name ``backward()`` is called on (``err.backward()``)."""
         if key.startswith(CALLED) and key[len(CALLED) :] in self.reaching(is_module_like):
             return True
         if key.startswith(HANDED_TO):
             return key[len(HANDED_TO) :] in self.hook_registrars
-        return is_leaf_evidence(key)
+        if self._differentiated is None:
+            self._differentiated = frozenset(receiver for method, receiver in self.chained if method == "backward")
+        return is_leaf_evidence(key) or (bool(self._differentiated) and bare(key) in self._differentiated)
 
     def may_be_module(self, key: str) -> bool:
         """Evidence the semantic model may read a value as a module (Kind.MODULE): a module-like

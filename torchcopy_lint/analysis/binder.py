@@ -582,6 +582,8 @@ class Binder:
         if isinstance(func.value, cst.Name) and (method in TENSOR_ONLY_METHODS or writes_values(method) or any(argument.keyword is not None and argument.keyword.value in TENSOR_ONLY_KEYWORDS for argument in node.args)):
             # ``x.detach()``, ``x.sub_(m)``, ``x.sum(dim=1)``: only a tensor has such a method.
             self.records.tensor_receivers.append(func.value)
+            if method == "backward":
+                self.records.differentiated.append(func.value)  # ``loss.backward()``: a tensor with history
         positional = positional_args(node)
         if positional and isinstance(positional[0].value, cst.Name) and not positional[0].star:
             self.records.first_arguments.append((func, positional[0].value))  # ``F.one_hot(targets, n)``: see SemanticModel.used_as_tensor
@@ -672,6 +674,7 @@ class Records:
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
+    differentiated: list[cst.Name] = field(default_factory=list)  # names ``backward()`` is called on (``loss.backward()``): tensors with autograd history
     first_arguments: list[tuple[cst.Attribute, cst.Name]] = field(default_factory=list)  # ``F.relu(x)``: (``F.relu``, ``x``) of calls of attributes
     grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad
     type_tested: list[cst.Name] = field(default_factory=list)  # names given to ``isinstance`` or ``type``: their uses do not type them

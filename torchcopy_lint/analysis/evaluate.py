@@ -361,9 +361,13 @@ class Evaluator:
 
     def _used_as_tensor(self, binding: Binding) -> Value:
         """A binding the file uses as a tensor (``features.new_tensor(...)``, ``adv.sub_(m)``)
-        that nothing else types: a tensor; bound to a method that keeps a tensor a tensor
+        that nothing else types: a tensor; one it calls ``backward()`` on, a loss with autograd
+        history; bound to a method that keeps a tensor a tensor
         (``adv = advantages.reshape(-1)``), that method's result on a tensor, so the alias to
         what it was called on is kept (an untyped argument written through ``reshape``)."""
+        if self.model.records.differentiated and self.model.differentiated(binding):
+            # ``loss = crit(out, y); loss.backward()``: what it is used as says it has history.
+            return tensor(Grad.NO if binding.grad_disabled else Grad.GRAPH, "a loss, differentiated by backward()", loss=True)
         call = binding.value if binding.kind is BindingKind.ASSIGNMENT and not binding.path else None
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute):
             method = call.func.attr.value

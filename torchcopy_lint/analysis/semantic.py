@@ -64,6 +64,7 @@ class SemanticModel:
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
         self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
         self._used_as_leaves: set[int] | None = None  # ids of bindings whose ``.grad`` the file reads or sets
+        self._differentiated: set[int] | None = None  # ids of bindings ``backward()`` is called on
         self._type_tested_ids: set[int] | None = None  # ids of bindings given to ``isinstance``/``type``
         self._dispatch_budget = 0
         self.evaluator = Evaluator(self)
@@ -111,6 +112,13 @@ class SemanticModel:
         if self._used_as_leaves is None:
             self._used_as_leaves = self._binding_ids(self.records.grad_owners) - self._type_tested()
         return id(binding) in self._used_as_leaves
+
+    def differentiated(self, binding: Binding) -> bool:
+        """Whether the file calls ``backward()`` on this binding's name (``loss.backward()``):
+        only a tensor with autograd history can be differentiated."""
+        if self._differentiated is None:
+            self._differentiated = self._binding_ids(self.records.differentiated) - self._type_tested()
+        return id(binding) in self._differentiated
 
     def _type_tested(self) -> set[int]:
         """Bindings the file tests the type of (``isinstance(x, list)``, ``type(x) is list``):

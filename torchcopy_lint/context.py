@@ -115,6 +115,16 @@ class FileContext:
         self.deferred: list[Callable[[], None]] = []  # checks that need the whole module (Checker.defer)
         self.walker: Walker | None = None
 
+    def close(self) -> None:
+        """Drop everything this context holds once its findings have been read: the model,
+        the trackers and the checkers refer back to it, and those reference cycles would keep
+        the file's whole LibCST tree alive until the garbage collector finds them (see
+        :mod:`torchcopy_lint.heap`). The context is unusable afterwards."""
+        model = self.__dict__.get("model")
+        if model is not None:
+            model.close()
+        self.__dict__.clear()
+
     @property
     def participants(self) -> list[object]:
         """Trackers in the order they must see each node (before any checker)."""

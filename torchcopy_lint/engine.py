@@ -47,25 +47,14 @@ _RECURSION_LIMIT = 20_000
 _freeze_pending = False
 
 
-# Collections far apart: a full one per ~100M allocations instead of ~70k (Python's default
-# 700, 10, 10), for a peak about a quarter higher (measured, see freeze_heap_after_imports).
-_COLLECTOR_THRESHOLDS = (50_000, 20, 100)
-
-
 def freeze_heap_after_imports() -> None:
-    """Have the first :func:`analyse` of this process ``gc.freeze()`` what is alive once the
-    analyses and checkers are imported, and space the collector's runs out.
-
-    Python's cyclic collector traverses every tracked object in each full collection, and
-    the analysis allocates enough objects (LibCST nodes, values, bindings) to trigger one
-    again and again, each traversing the imported modules (LibCST's above all) too. Frozen
-    objects are never traversed again (reference counting still frees them). Measured side
-    by side with farm-bench, ``-j 1 --no-cache`` on torch/nn, optim and _dynamo (3 pairs):
-    freezing alone 0.93x the CPU, the thresholds as well 0.98x of that; peak memory 155 MiB
-    and 192 MiB. Only for processes this tool owns: freezing a host's heap (flake8's, an
-    editor's) would keep its later cyclic garbage alive.
-    """
+    """Take the garbage collector over in this process (:mod:`torchcopy_lint.heap`): now,
+    and again at the first :func:`analyse`, once the checkers and analyses are imported,
+    so that their modules are frozen too. Only for processes this tool owns."""
     global _freeze_pending
+    from torchcopy_lint import heap
+
+    heap.own_process()
     _freeze_pending = True
 
 
@@ -73,12 +62,9 @@ def _freeze_once(rules: Sequence[Rule]) -> None:
     global _freeze_pending
     if _freeze_pending:
         _freeze_pending = False
-        for rule in rules:
-            rule.checker  # noqa: B018 - imports the checker's module (and its analyses) now
-        import gc
+        from torchcopy_lint import heap
 
-        gc.freeze()
-        gc.set_threshold(*_COLLECTOR_THRESHOLDS)
+        heap.own_process(rule.checker for rule in rules)  # imports each checker's module first
 
 
 def rules_for(codes: Iterable[str]) -> list[Rule]:
@@ -271,6 +257,14 @@ class FileRun:
     @cached_property
     def context(self) -> FileContext:
         return analyse(self.module, self.path, self.candidates)
+
+    def release(self) -> None:
+        """Free the analysis once the results are read (:meth:`FileContext.close`): without its
+        reference cycles the file's trees are freed at once, by reference counting."""
+        context = self.__dict__.pop("context", None)
+        if context is not None:
+            context.close()
+        self.__dict__.pop("_spans", None)
 
     # -- results ----------------------------------------------------------------
 

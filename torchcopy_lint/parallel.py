@@ -23,6 +23,7 @@ from torchcopy_lint.cache import ResultCache
 from torchcopy_lint.diagnostics import FileResult
 from torchcopy_lint.engine import FileRun, file_error, freeze_heap_after_imports, rules_for
 from torchcopy_lint.fixes.write import remove_temporaries
+from torchcopy_lint.heap import CollectingBetween
 from torchcopy_lint.source import DEFAULT_MAX_FILE_SIZE, CannotCheck, read_source
 from torchcopy_lint.stopping import Stopped, raise_stopped  # noqa: F401 - re-exported
 
@@ -52,7 +53,11 @@ def check_file(path: Path, codes: frozenset[str], max_file_size: int | None = DE
         data = read_source(path, max_file_size)
     except CannotCheck as error:
         return FileResult(str(path), [], file_error(str(path), error))
-    return FileRun(str(path), rules_for(codes), data=data, max_file_size=max_file_size).result()
+    run = FileRun(str(path), rules_for(codes), data=data, max_file_size=max_file_size)
+    try:
+        return run.result()
+    finally:
+        run.release()  # the trees go now, not at a collection (see torchcopy_lint/heap.py)
 
 
 def _run_job(job: Job) -> FileResult:
@@ -135,6 +140,7 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
 
 def map_parallel(function: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
     """``[function(item) for item in items]``, over worker processes when it pays off."""
+    function = CollectingBetween(function)
     if workers > 1 and len(items) >= 2 * workers:
         from concurrent.futures import ProcessPoolExecutor
 

@@ -380,10 +380,13 @@ class ScreenFacts:
         """Every key whose value may come from a key that ``evidence`` accepts (those
         included): one backward pass over :attr:`flows`, cached per predicate. Keys are
         names (``x``, ``3@x`` for a function's local) or ``.method`` for a method called."""
-        found = self._reaching.get(evidence)
+        # A method of these facts is cached under its function: its bound method as a key
+        # would make a reference cycle (facts -> cache -> method -> facts).
+        cache_key = evidence.__func__ if getattr(evidence, "__self__", None) is self else evidence  # type: ignore[attr-defined]
+        found = self._reaching.get(cache_key)
         if found is None:
             users = self._users()
-            found = self._reaching[evidence] = _spread([key for key in users if evidence(key)], users)
+            found = self._reaching[cache_key] = _spread([key for key in users if evidence(key)], users)
         return found
 
     def reaching_from(self, keys: Iterable[str]) -> frozenset[str]:

@@ -113,6 +113,17 @@ class SemanticModel:
             self._used_as_leaves = self._binding_ids(self.records.grad_owners) - self._type_tested()
         return id(binding) in self._used_as_leaves
 
+    def close(self) -> None:
+        """Break the model's reference cycles (a binding and its scope, a function and its
+        call sites, the evaluator and this model) once no question is left to ask, so that
+        reference counting frees it and the LibCST nodes it holds (see FileContext.close)."""
+        records = self.records
+        for holders in (records.scopes.values(), records.functions.values(), records.classes.values(), records.bindings):
+            for holder in holders:
+                holder.__dict__.clear()
+        records.__dict__.clear()
+        self.__dict__.clear()
+
     def differentiated(self, binding: Binding) -> bool:
         """Whether the file calls ``backward()`` on this binding's name (``loss.backward()``):
         only a tensor with autograd history can be differentiated."""
@@ -754,7 +765,8 @@ class SemanticModel:
     def _hook_runs_without_grad(self, registration: HookRegistration, evaluator: Evaluator) -> bool:
         """Whether a hook only ever runs without grad: ``handle = m.register_forward_hook(fn)``
         in a function that removes it again (``handle.remove()``) and calls a module only
-        under ``no_grad`` / ``inference_mode`` (or always runs without grad itself)."""
+        under ``no_grad`` / ``inference_mode`` (a ``with`` block, or the function's own
+        decorator), or always runs without grad itself."""
         function = self.function_of_scope(registration.scope) if registration.scope is not None else None
         if function is None or not isinstance(function.node, cst.FunctionDef):
             return False
@@ -775,7 +787,8 @@ class SemanticModel:
         from torchcopy_lint.walker import iter_children
 
         module_calls = 0
-        pending: list[tuple[cst.CSTNode, bool]] = [(function.node.body, False)]
+        decorated = any(self._disables_grad(decorator.decorator) or grad_mode.disables(self.names.torch_qualname(decorator.decorator), ()) for decorator in function.node.decorators)  # ``@torch.no_grad()``, ``@torch.no_grad``
+        pending: list[tuple[cst.CSTNode, bool]] = [(function.node.body, decorated)]
         while pending:
             node, off = pending.pop()
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):

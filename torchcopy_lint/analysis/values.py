@@ -215,6 +215,19 @@ def _join_optional(a: Value | None, b: Value | None, numeric: bool = True) -> Va
     return join(a, b, numeric)
 
 
+def _joined_alias(a: "Value", b: "Value") -> "Alias | None":
+    """The alias the join of two tensors keeps: the same kind of sharing on both paths; or a
+    sharing that is only possible (``reshape``, ``to``: :attr:`AliasHow.MAYBE`) on one path and
+    a tensor of its own on the other (``out = x.to(dtype)``, then ``out = out / 255`` in a branch):
+    the result may still share memory, which is all MAYBE says."""
+    if a.alias is not None and b.alias is not None:
+        return a.alias if a.alias.how is b.alias.how else None
+    one, other = (a, b) if a.alias is not None else (b, a)
+    if one.alias is not None and one.alias.how is AliasHow.MAYBE and other.kind is Kind.TENSOR and other.alias is None:
+        return one.alias
+    return None
+
+
 def join(a: Value, b: Value, numeric: bool = True) -> Value:
     """The value of an expression that may be ``a`` or ``b``.
 
@@ -252,7 +265,7 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         kind=a.kind,
         grad=grad,
         why=why,
-        alias=a.alias if a.alias is not None and b.alias is not None and a.alias.how is b.alias.how else None,
+        alias=_joined_alias(a, b),
         element=_join_optional(a.element, b.element, numeric=False),
         items=items,
         fields=fields,

@@ -336,6 +336,8 @@ class MaybeAliasWrite(Checker):
 
     def _report(self, pending: Pending, why: str) -> None:
         origin = pending.origin
+        if "." in pending.target and origin.shown == pending.target:
+            return  # ``self.t = self.t.to(dtype)`` in another method: the attribute's old tensor is gone
         self.report(pending.node, top=pending.top, target=pending.target, source=origin.shown, how=origin.how, why=why)
 
     # -- later uses of a source --------------------------------------------------------

@@ -567,6 +567,10 @@ class Binder:
         if node.attr.value == "grad" and isinstance(node.value, cst.Name):
             self.records.grad_owners.append(node.value)  # only a leaf that requires grad gets a ``.grad``
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name) and _array_index(node):
+            self.records.tensor_receivers.append(node.value)  # ``x[:, 0]``, ``x[x == unk] = pad``
+
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -853,6 +857,30 @@ def _constant_element_of(node: cst.BaseExpression) -> cst.Name | None:
     if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
         value = value.expression
     return node.value if isinstance(value, cst.Integer) else None
+
+
+def _array_index(node: cst.Subscript) -> bool:
+    """An index only an array takes: several axes with a slice, ``...`` or ``None`` among them
+    (``x[:, 0]``; a tuple key of a dict holds neither), or a mask computed from the indexed name
+    itself (``x[x == unk]``). Lists, dicts and modules take neither; numpy arrays do, but what
+    numpy makes is typed as such before this evidence is asked (see Evaluator)."""
+    elements = node.slice
+    if len(elements) > 1:
+        return any(isinstance(element.slice, cst.Slice) or (isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Ellipsis, cst.Name)) and _is_none_or_ellipsis(element.slice.value)) for element in elements)
+    index = elements[0].slice
+    if not isinstance(index, cst.Index):
+        return False
+    value = index.value
+    if isinstance(value, cst.Ellipsis):
+        return True
+    if isinstance(value, cst.Comparison) and isinstance(node.value, cst.Name):
+        name = node.value.value
+        return any(isinstance(part, cst.Name) and part.value == name for part in (value.left, *(target.comparator for target in value.comparisons)))
+    return False
+
+
+def _is_none_or_ellipsis(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
 
 
 # Marks a narrowing of a container's elements (``isinstance(xs[0], T)``), not of the name.

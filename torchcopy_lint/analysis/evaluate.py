@@ -187,6 +187,8 @@ class Evaluator:
         if isinstance(expr, cst.Attribute) or isinstance(expr, cst.Subscript):
             return [self.value(expr.value, off)]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in api.TENSOR_ONLY_METHODS:
+                return []  # ``x.contiguous()`` is a tensor whatever ``x`` was taken for, as on an untyped ``x``
             return [self.value(expr.func.value, off)]
         if isinstance(expr, cst.BinaryOperation):
             return [self.value(expr.left, off), self.value(expr.right, off)]

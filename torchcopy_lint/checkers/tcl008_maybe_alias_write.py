@@ -76,6 +76,18 @@ class Pending:
     top: cst.CSTNode | None
     origin: Origin
     target: str
+    # The function at whose end the source, state that outlives it, is reported if still pending.
+    kept_past: cst.FunctionDef | None = None
+
+
+@dataclass
+class Shared:
+    """A tensor made from a numpy array without a copy (``t = torch.from_numpy(a)``)."""
+
+    tensor: str  # "t", "self.features"
+    bindings: tuple[Binding, ...]  # the tensor name's binding, or the attribute root's bindings
+    how: str
+    state: bool  # an attribute of the instance or of an argument: outlives the function
 
 
 
@@ -161,8 +173,8 @@ class MaybeAliasWrite(Checker):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        # id(numpy array binding) -> [(tensor name, tensor binding, how)] for ``t = torch.from_numpy(a)``.
-        self._shared: dict[int, list[tuple[str, Binding, str]]] = {}
+        # The numpy array's key (see _array_keys) -> the tensors made from it without a copy.
+        self._shared: dict[object, list[Shared]] = {}
         self._pending: list[Pending] = []
         self._pending_keys: set[str] = set()
         self._pending_roots: set[str] = set()
@@ -245,33 +257,62 @@ class MaybeAliasWrite(Checker):
         return self.ctx.model.same_object(self.ctx.bindings_of(expr)) if isinstance(expr, cst.Name) else ()
 
     # -- numpy arrays that tensors were made from -----------------------------------
+    def _array_keys(self, array: cst.BaseExpression) -> list[object]:
+        """Keys of the numpy array ``array`` names in ``_shared``: its bindings for a name
+        (``a``), the dotted name with its root's bindings for an attribute (``self.buf``: the
+        same attribute of the same object, in this function)."""
+        key = _key_of(array)
+        if key is None:
+            return []
+        bindings = self._root_bindings(array)
+        if isinstance(array, cst.Name):
+            return [id(binding) for binding in bindings]
+        return [(key, id(binding)) for binding in bindings]
+
     def _record(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is used)."""
-        if value is None or not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
+        """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is
+        used). ``a`` may be an attribute (``self.obs_buf``); so may ``t`` (``self.features``:
+        state that outlives the function, unless the function stores it again)."""
+        if value is None or not isinstance(value, cst.Call):
             return
         qualname = self.ctx.names.torch_qualname(value.func)
         args = positional_args(value)
         copy = keyword_arg(value, "copy")
-        if qualname not in NUMPY_SOURCED or not args or not isinstance(args[0].value, cst.Name) or (copy is not None and is_true(copy.value)):
+        if qualname not in NUMPY_SOURCED or not args or (copy is not None and is_true(copy.value)):
             return
         array = args[0].value
-        if qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY:
-            return
-        made = self.ctx.model.binding_made_by(target)
-        if made is None:
+        shown = _key_of(array)
+        if shown is None or (qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY):
             return
         effect = "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
-        how = f"`{target.value} = {qualname}({array.value})` {effect}"
-        for binding in self.ctx.bindings_of(array):
-            self._shared.setdefault(id(binding), []).append((target.value, made, how))
+        if isinstance(target, cst.Name):
+            made = self.ctx.model.binding_made_by(target)
+            if made is None:
+                return
+            tensor, tensor_bindings, state = target.value, (made,), False
+        elif isinstance(target, cst.Attribute) and _key_of(target) is not None:
+            tensor, tensor_bindings = code_of(target), self._root_bindings(target)
+            state = any(binding.kind is BindingKind.PARAMETER for binding in tensor_bindings)
+        else:
+            return
+        how = f"`{tensor} = {qualname}({shown})` {effect}"
+        for key in self._array_keys(array):
+            self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state))
+
+    def _forget_attribute(self, target: cst.BaseExpression) -> None:
+        """``self.buf = ...``: a later write to ``self.buf`` goes to another array."""
+        if isinstance(target, cst.Attribute) and self._shared:
+            for key in self._array_keys(target):
+                self._shared.pop(key, None)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # Runs before the scope analysis binds the targets: lookups see the old bindings.
-        if len(node.targets) == 1:
-            self._record(node, node.targets[0].target, node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
                 self._write(node, target.target, numpy_ok=True, tensor_ok=True)
+            self._forget_attribute(target.target)
+        if len(node.targets) == 1:
+            self._record(node, node.targets[0].target, node.value)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._record(node, node.target, node.value)
@@ -283,6 +324,11 @@ class MaybeAliasWrite(Checker):
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, (cst.Name, cst.Subscript)):
             self._write(node, node.target, numpy_ok=True, tensor_ok=True)
+        elif isinstance(node.target, cst.Attribute):
+            # ``self.buf -= m`` after ``t = torch.from_numpy(self.buf)``; an attribute's
+            # value from another method (``self.acc = grad.to(dtype)``) has no later use of
+            # its source to judge by.
+            self._write(node, node.target, numpy_ok=True, tensor_ok=True, resolve=False)
 
     def leave_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -300,10 +346,10 @@ class MaybeAliasWrite(Checker):
         elif self.ctx.names.qualname(func) == "numpy.copyto" and node.args:
             self._write(node, node.args[0].value, numpy_ok=True, tensor_ok=False)
 
-    def _write(self, node: cst.CSTNode, written: cst.BaseExpression, *, numpy_ok: bool, tensor_ok: bool) -> None:
+    def _write(self, node: cst.CSTNode, written: cst.BaseExpression, *, numpy_ok: bool, tensor_ok: bool, resolve: bool = True) -> None:
         if isinstance(written, cst.Subscript) and isinstance(node, (cst.Assign, cst.AugAssign)):
             written = written.value  # ``y[mask] = v`` writes into y whatever the index
-        origin = self._resolve(written)
+        origin = self._resolve(written) if resolve else None
         if origin is not None and (numpy_ok if origin.numpy_result else tensor_ok):
             self._candidate(node, origin, written)
         # A numpy array that a tensor was made from.
@@ -312,14 +358,15 @@ class MaybeAliasWrite(Checker):
         base = written
         while isinstance(base, cst.Subscript) and is_basic_index(base):
             base = base.value
-        if not isinstance(base, cst.Name):
-            return
-        for binding in self._root_bindings(base):
-            for tensor, tensor_binding, how in self._shared.get(id(binding), ()):
-                self._candidate(node, Origin(tensor, (tensor_binding,), how, False), written)
+        for key in self._array_keys(base):
+            for shared in self._shared.get(key, ()):
+                self._candidate(node, Origin(shared.tensor, shared.bindings, shared.how, False), written, state=shared.state)
 
-    def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression) -> None:
-        pending = Pending(node, self.ctx.top_statement, origin, code_of(subscripted(written)))
+    def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression, state: bool = False) -> None:
+        """``state``: the source is an attribute of the instance or of an argument, which
+        outlives the function unless the function stores it again after the write."""
+        function = next((parent for parent in reversed(self.ctx.parents) if isinstance(parent, cst.FunctionDef)), None)
+        pending = Pending(node, self.ctx.top_statement, origin, code_of(subscripted(written)), function if state else None)
         if origin.outlives is not None:
             self._report(pending, origin.outlives)
             return
@@ -339,6 +386,20 @@ class MaybeAliasWrite(Checker):
         if "." in pending.target and origin.shown == pending.target:
             return  # ``self.t = self.t.to(dtype)`` in another method: the attribute's old tensor is gone
         self.report(pending.node, top=pending.top, target=pending.target, source=origin.shown, how=origin.how, why=why)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self._pending:
+            return
+        remaining = []
+        for pending in self._pending:
+            if pending.kept_past is node:
+                self._report(pending, f"`{pending.origin.shown}` outlives the call")
+            else:
+                remaining.append(pending)
+        if len(remaining) != len(self._pending):
+            self._pending = remaining
+            self._pending_keys = {p.origin.source for p in remaining}
+            self._pending_roots = {_root(k) for k in self._pending_keys}
 
     # -- later uses of a source --------------------------------------------------------
     def _use(self, node: cst.Name | cst.Attribute, key: str) -> None:

@@ -356,12 +356,8 @@ class Binder:
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._store(target.target, node.value, node, BindingKind.ASSIGNMENT)
-            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad" and isinstance(target.target.value, cst.Name):
-                # ``for p in backbone.parameters(): p.requires_grad = False``: backbone is frozen
-                for binding in self.lookup(target.target.value.value):
-                    iterable = binding.value if binding.kind is BindingKind.LOOP_TARGET else None
-                    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("parameters", "named_parameters"):
-                        self.records.grad_switches.append((_module_of(iterable.func.value), not is_false(node.value)))
+            if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
+                self._switch_parameters_of(target.target.value, not is_false(node.value))
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation
@@ -608,9 +604,21 @@ class Binder:
             self.records.hooks.append(HookRegistration(roles, positional[0].value, node, self.scope))
         if method == "requires_grad_":
             flag = keyword_arg(node, "requires_grad") or (node.args[0] if node.args else None)
-            self.records.grad_switches.append((_module_of(func.value), not is_false(flag.value if flag is not None else None)))
+            enabled = not is_false(flag.value if flag is not None else None)
+            self.records.grad_switches.append((_module_of(func.value), enabled))
+            self._switch_parameters_of(func.value, enabled)
         if method in self._method_names:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+
+    def _switch_parameters_of(self, parameter: cst.BaseExpression, enabled: bool) -> None:
+        """``for p in backbone.parameters(): p.requires_grad = False`` (or
+        ``p.requires_grad_(False)``): the loop switches the whole module, ``backbone``."""
+        if not isinstance(parameter, cst.Name):
+            return
+        for binding in self.lookup(parameter.value):
+            iterable = binding.value if binding.kind is BindingKind.LOOP_TARGET else None
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("parameters", "named_parameters"):
+                self.records.grad_switches.append((_module_of(iterable.func.value), enabled))
 
     def _add_to(self, container: cst.BaseExpression, addition: Addition) -> None:
         """Record ``addition`` on the binding(s) or class attribute ``container`` names; on
@@ -619,7 +627,7 @@ class Binder:
         owner = _owner_of_item(container)
         if owner is not None:
             outer, key = owner
-            self._add_to(outer, replace(addition, key=key, item=False, spread=addition.spread, nested=addition.nested + 1))
+            self._add_to(outer, replace(addition, key=key, nested=addition.nested + 1))  # ``item``: the innermost store is an item store
             return
         if isinstance(container, cst.Name):
             for binding in self.lookup(container.value):

@@ -49,7 +49,7 @@ class Addition:
     grad_disabled: bool
     spread: bool = False
     key: str | None = None  # a constant string key
-    item: bool = False  # an item store (``d[k] = v``), which a tensor takes too
+    item: bool = False  # an item store (``d[k] = v``, innermost for ``d[k][i] = v``), which a tensor takes too
     nested: int = 0  # put into an item of the container, so many levels down: ``d[k].append(v)`` is 1
 
 

@@ -388,11 +388,13 @@ class Evaluator:
         """A container grown after it was made: its elements include what was added."""
         if value.kind not in (Kind.CONTAINER, Kind.UNKNOWN):
             return value
-        if value.kind is Kind.UNKNOWN and all(addition.item for addition in additions):
+        if value.kind is Kind.UNKNOWN and all(addition.item and not addition.nested for addition in additions):
             return value  # ``x[i] = v`` does not say x is a container: tensors take it too
         added: list[Value] = []
         fields = list(value.fields)
         for addition in additions:
+            if addition.item and addition.nested and _receives_item_store(value, addition.nested):
+                continue  # ``params[name][~mask] = 0.0`` writes into a tensor of ``params``
             item = self.value(addition.value, addition.grad_disabled)
             if addition.spread:
                 item = element_of(item)
@@ -620,7 +622,7 @@ class Evaluator:
                 return found
         if receiver.kind is Kind.MODULE:
             if attr in api.PARAMETER_ATTRIBUTES:
-                return tensor(Grad.LEAF, f"a parameter (.{attr})")
+                return tensor(Grad.LEAF, f"a parameter (.{attr})").with_(owner=expr.value)
             if attr in ("training",):
                 return SCALAR
             owner = self.model.module_class_with(attr) if receiver.cls is None else None
@@ -663,7 +665,7 @@ class Evaluator:
         if naming.is_loader_name(attr):
             return _loader(guessed=True)
         if attr in api.PARAMETER_ATTRIBUTES:
-            return tensor(Grad.LEAF, f"a parameter (.{attr})")
+            return tensor(Grad.LEAF, f"a parameter (.{attr})").with_(owner=expr.value)
         if attr == api.OPTIMIZER_PARAM_GROUPS:
             return _param_groups()
         if attr == "grad":
@@ -1405,10 +1407,20 @@ def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
     return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
 
 
+def _receives_item_store(value: Value, nested: int) -> bool:
+    """Whether what ``d[a][b] = v`` stores into (``d[a]``: ``nested`` 1) is, in the container
+    ``value``, a tensor or an array: the store changes its values, not the container."""
+    for _ in range(nested):
+        if value.kind is not Kind.CONTAINER or value.element is None:
+            return False
+        value = value.element
+    return value.kind in (Kind.TENSOR, Kind.ARRAY)
+
+
 def _loader(guessed: bool = False) -> Value:
     """A DataLoader: it yields batches of tensors (or tuples, lists, dicts of them)."""
     batch = tensor(Grad.NO).with_(guessed=guessed)
-    return Value(Kind.CONTAINER, element=batch, qualname="torch.utils.data.DataLoader", guessed=guessed)
+    return Value(Kind.CONTAINER, element=batch, qualname=api.DATA_LOADER, guessed=guessed)
 
 
 def _param_groups() -> Value:

@@ -109,4 +109,9 @@ class TensorFacts:
 
     def _switched_off(self, expr: cst.BaseExpression, value: Value) -> bool:
         switches = self._ctx.switches
-        return switches.switched_off(expr) or (value.grad is Grad.LEAF and value.owner is not None and switches.switched_off(value.owner))
+        if value.grad is Grad.LEAF and value.owner is not None:
+            # ``m.requires_grad_(False)`` earlier here, or a module the file freezes for good
+            # (``for p in self.base.parameters(): p.requires_grad_(False)`` in ``__init__``).
+            if switches.switched_off(value.owner) or self._ctx.model.is_frozen(value.owner):
+                return True
+        return switches.switched_off(expr)

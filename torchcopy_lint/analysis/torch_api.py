@@ -63,7 +63,8 @@ NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.
 # torch classes whose subclasses are plain objects (no module, optimizer or tensor): a
 # dataset of the file is an object whose ``__getitem__`` the model follows.
 PLAIN_BASE_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
-DATA_LOADER_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+DATA_LOADER = "torch.utils.data.DataLoader"  # what the model calls any loader's value (see Evaluator)
+DATA_LOADER_CLASSES = frozenset({DATA_LOADER, "torch.utils.data.dataloader.DataLoader"})
 # PyTorch Geometric's loaders yield a Batch of graphs: its standard attributes are tensors
 # (``data.x``, ``data.edge_index``, ``data.y``), and ``data.to(device)`` returns the batch.
 GRAPH_LOADER_CLASSES = frozenset({"torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader"})

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis import naming
+from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.bindings import BindingKind, CallSite, FunctionInfo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
@@ -323,12 +324,12 @@ class GraphAccumulation(Checker):
         if any(self.ctx.grad.mode_of(decorator.decorator) for decorator in function.decorators):
             return found  # ``@torch.no_grad() def update(...)``: it keeps no graph
         for node in _statements_and_calls(function.body, self._disables_grad):
-            accumulated = _accumulation(node)
+            accumulated = _accumulation(node, self.ctx.names.torch_qualname)
             if accumulated is None:
                 continue
             target, value = accumulated
             root = _root_name(target)
-            if root is None or not self._outlives_call(root, info):
+            if root is None or not self._outlives_call(root, info, rebound=isinstance(node, cst.Assign) and target is root):
                 continue
             if isinstance(target, cst.Subscript) and self.ctx.value(target.value).kind is Kind.ARRAY:
                 continue  # ``self.act_buf[self.ptr] = act`` of a numpy buffer: the slot gets a copy of the numbers
@@ -372,12 +373,14 @@ class GraphAccumulation(Checker):
         skipped = self.ctx.model.narrowing_of_bindings(name)
         return skipped is None or id(bindings[0]) not in skipped[0] or skipped[1].kind is Kind.TENSOR
 
-    def _outlives_call(self, root: cst.Name, info: FunctionInfo) -> bool:
-        """``self.x``, a global or a closure variable, or the caller's container: not the call's own."""
+    def _outlives_call(self, root: cst.Name, info: FunctionInfo, rebound: bool = False) -> bool:
+        """``self.x``, a global or a closure variable, or the caller's container: not the call's
+        own. A parameter ``rebound`` by a plain assignment (``x = torch.cat([x, a])``) is
+        the call's own from there on: the caller's object is left as it was."""
         if info.is_method and info.params and root.value == info.params[0].name.value:
             return True
         bindings = self.ctx.bindings_of(root)
-        return bool(bindings) and all(binding.scope is not info.scope or binding.kind is BindingKind.PARAMETER for binding in bindings)
+        return bool(bindings) and all(binding.scope is not info.scope or (binding.kind is BindingKind.PARAMETER and not rebound) for binding in bindings)
 
     def _helper_call(self, node: cst.Call) -> None:
         """``meter.update(loss)`` in a loop, where ``update`` adds its argument to ``self.sum``:
@@ -621,23 +624,9 @@ class GraphAccumulation(Checker):
             return
         if key is None:
             return
-        # total = total + loss / loss + total / avg = 0.9 * avg + 0.1 * loss
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-            added = _added_terms(value, key)
-            if added:
-                for term in added:
-                    if self._accumulates(node, target, term):
-                        break
-            return
-        # outs = torch.cat([outs, out])
-        if isinstance(value, cst.Call) and self.ctx.names.torch_qualname(value.func) in CONCATENATING_FUNCTIONS:
-            args = positional_args(value)
-            if args and isinstance(args[0].value, (cst.List, cst.Tuple)):
-                elements = [element.value for element in args[0].value.elements]
-                if any(dotted_name(element) == key for element in elements):
-                    others = [element for element in elements if dotted_name(element) != key]
-                    for other in others:
-                        self._accumulates(node, target, other)
+        for term in _accumulated_terms(value, key, self.ctx.names.torch_qualname):
+            if self._accumulates(node, target, term):
+                break
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -724,6 +713,8 @@ class GraphAccumulation(Checker):
                     continue  # ``for layer in self.layers``: the stages of one forward pass, not repeated evaluations
                 if self._fills_slices(candidate, loop, inside):
                     continue  # ``out[i:j] = f(...)``: one result computed piece by piece, like ``torch.cat`` of the pieces
+                if self._made_per_batch(candidate, loop):
+                    continue  # ``for x in loader: out = 0; for k in range(n): out = out + model(aug(x, k))``
                 event = "iterations of an evaluation loop with grad enabled (no torch.no_grad())"
             self._report(candidate, event)
 
@@ -738,6 +729,17 @@ class GraphAccumulation(Checker):
             id(binding.node) in descendants
             for name in candidate.slice_index
             for binding in self.ctx.bindings_of(name)
+        )
+
+    def _made_per_batch(self, candidate: Candidate, loop: LoopNode) -> bool:
+        """Whether the accumulator is made anew at the top of each iteration of an enclosing
+        loop over a data loader: what the inner loop adds up is that batch's one result
+        (test-time augmentations, Monte Carlo dropout samples), which lives for the batch; what
+        the batches' results are accumulated into across the loader is judged on its own."""
+        outer = candidate.loops[: candidate.loops.index(loop)]
+        return any(
+            isinstance(enclosing, cst.For) and _resets(enclosing, candidate.accumulator) and self.ctx.value(enclosing.iter).qualname == api.DATA_LOADER
+            for enclosing in outer
         )
 
     def _over_modules(self, loop: LoopNode) -> bool:
@@ -786,8 +788,9 @@ class GraphAccumulation(Checker):
         return outside and not _resets(loop, candidate.accumulator)
 
 
-def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    """``(accumulator, value)`` of ``acc += v``, ``acc = acc + v``, ``acc.append(v)``, ``acc[k] = v``."""
+def _accumulation(node: cst.CSTNode, qualname: Callable[[cst.BaseExpression], str | None]) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(accumulator, value)`` of ``acc += v``, ``acc = acc + v``, ``acc = torch.cat([acc, v])``,
+    ``acc.append(v)``, ``acc[k] = v``."""
     if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
         return node.target, node.value
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -795,11 +798,8 @@ def _accumulation(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpres
         if isinstance(target, cst.Subscript):
             return target, value
         key = dotted_name(target)
-        if key is not None and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
-            added = _added_terms(value, key)
-            if len(added) == 1:
-                return target, added[0]
-        return None
+        added = _accumulated_terms(value, key, qualname) if key is not None else []
+        return (target, added[0]) if len(added) == 1 else None
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in APPENDING_METHODS:
         args = positional_args(node)
         if args:
@@ -895,6 +895,24 @@ def _bound_keys(target: cst.BaseExpression) -> list[str]:
         return _bound_keys(target.value)
     key = dotted_name(target)
     return [key] if key is not None else []
+
+
+def _accumulated_terms(value: cst.BaseExpression, key: str, qualname: Callable[[cst.BaseExpression], str | None]) -> list[cst.BaseExpression]:
+    """What ``key = value`` adds to the accumulator ``key``: the other term of a sum with it
+    (``total + loss``, ``0.9 * avg + 0.1 * loss``), the other pieces of a concatenation with it
+    (``torch.cat([outs, out])``), on either side of a conditional (``out if outs is None else
+    torch.cat([outs, out])``); empty for anything else. ``qualname`` resolves torch names."""
+    if isinstance(value, cst.IfExp):
+        return [*_accumulated_terms(value.body, key, qualname), *_accumulated_terms(value.orelse, key, qualname)]
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        return _added_terms(value, key)
+    if isinstance(value, cst.Call) and qualname(value.func) in CONCATENATING_FUNCTIONS:
+        args = positional_args(value)
+        if args and isinstance(args[0].value, (cst.List, cst.Tuple)):
+            elements = [element.value for element in args[0].value.elements]
+            if any(dotted_name(element) == key for element in elements):
+                return [element for element in elements if dotted_name(element) != key]
+    return []
 
 
 def _added_terms(value: cst.BinaryOperation, key: str) -> list[cst.BaseExpression]:

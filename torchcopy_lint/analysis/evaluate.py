@@ -413,8 +413,10 @@ class Evaluator:
     def _augmented(self, before: Value, operand: Value, off: bool) -> Value:
         if before.kind is Kind.CONTAINER:
             return container(join(before.element or UNKNOWN, element_of(operand)), alias=before.alias)
-        if before.kind is Kind.TENSOR and not (operand.kind is Kind.TENSOR and operand.grad.required):
-            return before  # ``t += x`` writes t in place: it stays what it was
+        if before.kind is Kind.TENSOR and (before.grad is Grad.LEAF or not (operand.kind is Kind.TENSOR and operand.grad.required)):
+            # ``t += x`` writes t in place: it stays what it was (a leaf that requires grad
+            # stays one: with grad on, the write raises; under no_grad, it keeps no history).
+            return before
         return self._arithmetic(before, operand, off)
 
     def _parameter(self, binding: Binding) -> Value:
@@ -622,7 +624,7 @@ class Evaluator:
                 return found
         if receiver.kind is Kind.MODULE:
             if attr in api.PARAMETER_ATTRIBUTES:
-                return tensor(Grad.LEAF, f"a parameter (.{attr})").with_(owner=expr.value)
+                return tensor(Grad.LEAF, f"a parameter (.{attr})")
             if attr in ("training",):
                 return SCALAR
             owner = self.model.module_class_with(attr) if receiver.cls is None else None
@@ -665,7 +667,7 @@ class Evaluator:
         if naming.is_loader_name(attr):
             return _loader(guessed=True)
         if attr in api.PARAMETER_ATTRIBUTES:
-            return tensor(Grad.LEAF, f"a parameter (.{attr})").with_(owner=expr.value)
+            return tensor(Grad.LEAF, f"a parameter (.{attr})")
         if attr == api.OPTIMIZER_PARAM_GROUPS:
             return _param_groups()
         if attr == "grad":

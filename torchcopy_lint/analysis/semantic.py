@@ -53,6 +53,7 @@ class SemanticModel:
         self._frozen: set[object] | None = None  # keys of modules the file freezes (see is_frozen)
         self._training_summaries: dict[int, tuple[bool, list[cst.FunctionDef | cst.Lambda]]] = {}
         self._written_arguments: dict[int, frozenset[int]] = {}  # id(function) -> parameters it writes in place
+        self._free_names: dict[int, frozenset[str]] = {}  # id(function) -> names it reads from outside it
         self._kept_arguments: dict[int, frozenset[int]] = {}  # id(function) -> parameters it keeps (see kept_arguments)
         self._without_grad: dict[int, bool] = {}
         self._framework_without_grad: dict[int, bool] = {}  # id(function) -> a framework calls it under no_grad
@@ -422,6 +423,28 @@ class SemanticModel:
         self._training_summaries[id(function)] = summary
         return summary
 
+    def free_names(self, function: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
+        """The names ``function`` (or a function nested in it) reads from outside itself: a
+        global (``model`` in a notebook's ``def train(epoch)``) or a closure variable. A call of
+        it may reach, and change, what they hold without being given it."""
+        found = self._free_names.get(id(function))
+        if found is not None:
+            return found
+        from torchcopy_lint.walker import iter_children
+
+        own = self.scope_of(function)
+        names: set[str] = set()
+        pending: list[cst.CSTNode] = [function.body]
+        while pending:
+            node = pending.pop()
+            if type(node) is cst.Name and node.value not in names:
+                bindings = self.bindings_of(node)
+                if bindings and all(not _inside(binding.scope, own) for binding in bindings):
+                    names.add(node.value)
+            pending.extend(iter_children(node))
+        result = self._free_names[id(function)] = frozenset(names)
+        return result
+
     def written_arguments(self, info: FunctionInfo) -> frozenset[int]:
         """The positions (in :attr:`FunctionInfo.params`) of the parameters ``info``'s own body
         writes in place, through the parameter itself or a view of it (``t.div_(n)``,
@@ -656,8 +679,14 @@ class SemanticModel:
             sites = [*info.attributes.get(attr, ()), *self._foreign_stores(info, attr)]
             additions = [*info.additions.get(attr, []), *self._foreign_additions(info, attr)]
             if sites or additions:
-                values = [self._site_value(site, evaluator) for site in sites or ()]
+                stores = [site for site in sites if site.how != "augmented"] or sites
+                values = [self._site_value(site, evaluator) for site in stores]
                 value = join_all(values) if values else UNKNOWN
+                if stores is not sites:
+                    # ``self.centers -= delta`` in another method changes the stored object
+                    # in place: what it is after, or before when that method has not run.
+                    updated = [evaluator._augmented(value, self._site_value(site, evaluator), site.grad_disabled) for site in sites if site.how == "augmented"]
+                    value = join_all([value, *updated])
                 if additions:
                     value = evaluator._with_additions(value, additions)
                 return value
@@ -1092,3 +1121,13 @@ def _held(container: Value) -> list[Value]:
     if container.kind is not Kind.CONTAINER:
         return []
     return [value for value in (container.element, *(container.items or ()), *(value for _, value in container.fields)) if value is not None]
+
+
+def _inside(scope: Scope, outer: Scope | None) -> bool:
+    """Whether ``scope`` is ``outer`` or nested in it."""
+    current: Scope | None = scope
+    while current is not None:
+        if current is outer:
+            return True
+        current = current.parent
+    return False

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from torchcopy_lint.lazy import cst
 
+from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.values import Grad, Kind, Value
 
 if TYPE_CHECKING:
@@ -109,9 +110,20 @@ class TensorFacts:
 
     def _switched_off(self, expr: cst.BaseExpression, value: Value) -> bool:
         switches = self._ctx.switches
-        if value.grad is Grad.LEAF and value.owner is not None:
+        if value.grad is Grad.LEAF:
             # ``m.requires_grad_(False)`` earlier here, or a module the file freezes for good
-            # (``for p in self.base.parameters(): p.requires_grad_(False)`` in ``__init__``).
-            if switches.switched_off(value.owner) or self._ctx.model.is_frozen(value.owner):
+            # (``for p in self.base.parameters(): p.requires_grad_(False)`` in ``__init__``),
+            # of a parameter of ``m.parameters()`` or ``m.weight``.
+            module = value.owner if value.owner is not None else _parameter_owner(expr)
+            if module is not None and (switches.switched_off(module) or self._ctx.model.is_frozen(module)):
                 return True
         return switches.switched_off(expr)
+
+
+def _parameter_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``m`` for ``m.weight`` (a module's own parameter attribute), else None."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value in api.PARAMETER_ATTRIBUTES:
+        return expr.value
+    return None

@@ -94,6 +94,7 @@ class _CallChange:
     trains: bool  # a local function that trains, or an unknown one named like training
     local: bool  # a local function (its summary is known)
     optimizer_given: bool  # an optimizer among its arguments
+    free: frozenset[str] = frozenset()  # a local function's names from outside it (globals, closures)
 
 
 @dataclass
@@ -499,7 +500,8 @@ class AliasedSnapshot(Checker):
         optimizer_given = any(self.ctx.value(argument.value).kind is Kind.OPTIMIZER for argument in node.args)
         if not (trains or optimizer_given):
             return None
-        return _CallChange(reads, receiver, trains, local, optimizer_given)
+        free = self.ctx.model.free_names(function) if local and trains else frozenset()  # type: ignore[arg-type]
+        return _CallChange(reads, receiver, trains, local, optimizer_given, free)
 
     def _add_write(self, written: cst.BaseExpression, text: str) -> None:
         tensor = written_tensor(written)
@@ -534,7 +536,7 @@ class AliasedSnapshot(Checker):
         if call.local:
             # A local function that trains: given the model (or its holder), or reaching
             # it by itself (a method of the same object, a closure, a global).
-            return call.trains and (given or not call.reads or root == "self")
+            return call.trains and (given or not call.reads or root == "self" or root in call.free)
         # An unknown function: named like training and given it (or given nothing), or
         # given it together with an optimizer (``run(model, opt)``).
         return (call.trains and (given or (not call.reads and call.receiver is None))) or (given and call.optimizer_given)

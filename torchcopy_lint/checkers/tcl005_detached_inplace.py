@@ -14,7 +14,7 @@ function (or the module) ends, from the flow analysis' ordered name loads and st
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from torchcopy_lint.lazy import cst
@@ -45,6 +45,7 @@ class _Write:
     alias: str = ".detach()"  # how the alias was made: ``.detach()`` or ``.data``
     outlives: str | None = None  # why the source is used after this function anyway
     copied: str = ""  # what to copy instead (``losses[0]`` of ``losses[0].detach()``; the source by default)
+    drawn_from: str | None = None  # the container a loop target holder iterates (``soup`` of ``for n, d in soup.items()``)
 
 
 @dataclass
@@ -264,8 +265,21 @@ class DetachedInplace(Checker):
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied)
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied, self._drawn_from(holder))
         state.writes.append(record)
+
+    def _drawn_from(self, holder: cst.BaseExpression) -> str | None:
+        """The container a loop target iterates (``soup`` for ``acc`` in ``for n, acc in
+        soup.items()``): the aliases it holds are that container's items."""
+        if not isinstance(holder, cst.Name):
+            return None
+        bindings = self.ctx.bindings_of(holder)
+        if not bindings or any(binding.kind is not BindingKind.LOOP_TARGET or binding.value is None for binding in bindings):
+            return None
+        iterable = bindings[0].value
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value in ("items", "values") and not iterable.args:
+            iterable = iterable.func.value
+        return iterable.value if isinstance(iterable, cst.Name) else None
 
     def _alias_holder(self, node: cst.CSTNode, written: cst.BaseExpression) -> tuple[cst.BaseExpression, Alias | None] | None:
         """What holds the detached alias a write goes through, and that alias (None: a name
@@ -371,5 +385,8 @@ class DetachedInplace(Checker):
                 # ``d = layer.weight.detach(); d /= d.norm(); return d``: used as a value of
                 # its own, while the write changed the module's weight.
                 reason = f"and `{write.holder}` is then used as its own value, but {write.outlives}"
+            elif write.outlives is not None and write.drawn_from is not None and self._read_again(replace(write, holder=write.drawn_from), names, state):
+                # ``soup = {n: p.detach() ...}; for n, acc in soup.items(): acc.add_(...)``, then ``soup`` is used
+                reason = f"and `{write.drawn_from}`, which holds it, is then used as its own value, but {write.outlives}"
             if reason is not None:
                 self.report(write.node, write.fix, top=write.top, view=write.view, source=write.source, copy=f"{write.copied or write.source}.detach().clone()", operation=write.operation, alias=write.alias, reason=reason)

@@ -1127,6 +1127,10 @@ class _Collector(ast.NodeVisitor):
             self.facts.reference_targets.update(names)
             if any(naming.is_model_copy_name(name) for name in names):
                 self._event(self.facts.snapshots, value_keys, reference=True)  # ``best_model = model``: a module kept by reference
+        elif not _PARAMETER_LOOP_KEYS.isdisjoint(value_keys):
+            names = [name for target in targets for name in _target_names(target)]
+            if any(naming.is_snapshot_name(name) or naming.is_model_copy_name(name) for name in names):
+                self._event(self.facts.snapshots, value_keys)  # ``start = dict(model.named_parameters())``: the parameters themselves kept
         if _is_simple_alias(value):
             for target in targets:
                 if isinstance(target, ast.Name):

@@ -98,12 +98,13 @@ def without_history(value: Value) -> Value:
 
 
 def without_alias(value: Value) -> Value:
-    """A deep copy of ``value``: the same kinds, sharing nothing."""
+    """A deep copy of ``value``: the same kinds, sharing nothing (copied parameters belong
+    to no module)."""
     if value.kind is Kind.CONTAINER:
         items = tuple(without_alias(item) for item in value.items) if value.items is not None else None
         element = without_alias(value.element) if value.element is not None else None
-        return value.with_(alias=None, element=element, items=items)
-    return value.with_(alias=None)
+        return value.with_(alias=None, element=element, items=items, owner=None)
+    return value.with_(alias=None, owner=None)
 
 
 def _requires_grad_flag(call: cst.Call) -> cst.BaseExpression | None:

@@ -320,6 +320,21 @@ class AliasedSnapshot(Checker):
         text = dotted_name(value) or _short(value)
         return _Taken("module", text, f"copy.deepcopy({_short(value)})", reference=True), value.value if isinstance(value, cst.Name) else None
 
+    def _parameters_kept(self, value: cst.BaseExpression, target_name: str) -> tuple[_Taken, str | None] | None:
+        """``start = {n: p for n, p in model.named_parameters()}``, ``self.target =
+        dict(self.q.named_parameters())``, ``init = list(model.parameters())``: a container of
+        the parameters themselves, no copy, under a name that says "kept for later"."""
+        if not (naming.is_snapshot_name(target_name) or naming.is_model_copy_name(target_name)):
+            return None
+        element = self.ctx.value(value).element if isinstance(value, (cst.Call, cst.ListComp, cst.DictComp, cst.GeneratorExp)) else None
+        if element is None or element.kind is not Kind.TENSOR or element.grad is not Grad.LEAF or element.owner is None or element.alias is not None:
+            return None
+        owner = element.owner
+        if not contains(value, owner):
+            return None  # a container made elsewhere and passed on
+        text = dotted_name(owner) or _short(owner)
+        return _Taken("module", text, f"{{n: p.detach().clone() for n, p in {_short(owner)}.named_parameters()}}", reference=True), owner.value if isinstance(owner, cst.Name) else None
+
     # -- the fix: a copy instead of the alias ------------------------------------------
     def _fix(self, value: cst.BaseExpression, taken: _Taken, name: str | None) -> Fix | None:
         """A copy of the snapshot ``value`` when it is one itself (not one inside a display
@@ -379,10 +394,9 @@ class AliasedSnapshot(Checker):
                 self._keep(node, right.value, left.value, point)
             return
         found = self._taken(value)
-        if found is None and isinstance(target, cst.Name):
-            found = self._module_kept(value, target.value)
-        if found is None and isinstance(target, cst.Attribute):
-            found = self._module_kept(value, target.attr.value)
+        name = target.value if isinstance(target, cst.Name) else target.attr.value if isinstance(target, cst.Attribute) else None
+        if found is None and name is not None:
+            found = self._module_kept(value, name) or self._parameters_kept(value, name)
         if found is None:
             return
         taken, root = found

@@ -732,10 +732,13 @@ class GraphAccumulation(Checker):
         )
 
     def _made_per_batch(self, candidate: Candidate, loop: LoopNode) -> bool:
-        """Whether the accumulator is made anew at the top of each iteration of an enclosing
-        loop over a data loader: what the inner loop adds up is that batch's one result
+        """Whether ``loop`` repeats a computation a number of times (``for k in range(n)``,
+        not over more data) for an accumulator made anew at the top of each iteration of an
+        enclosing loop over a data loader: what it adds up is that batch's one result
         (test-time augmentations, Monte Carlo dropout samples), which lives for the batch; what
         the batches' results are accumulated into across the loader is judged on its own."""
+        if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "range" and self.ctx.model.is_builtin(loop.iter.func)):
+            return False
         outer = candidate.loops[: candidate.loops.index(loop)]
         return any(
             isinstance(enclosing, cst.For) and _resets(enclosing, candidate.accumulator) and self.ctx.value(enclosing.iter).qualname == api.DATA_LOADER

@@ -31,7 +31,7 @@ from torchcopy_lint.analysis.bindings import (
 )
 from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
+from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -428,6 +428,7 @@ class Binder:
         self._branches[id(node)] = branch
         if node.orelse is not None:
             self._branches[id(node.orelse)] = branch
+        self._dtype_guard(node.test, (node.body, node.orelse))
         narrowed = _isinstance_test(node.test)
         if narrowed is not None:
             name, body_kind, else_kind = narrowed
@@ -436,7 +437,47 @@ class Binder:
             if else_kind is not None and isinstance(node.orelse, cst.Else):
                 self._pending_narrowing[id(node.orelse.body)] = (name, else_kind)
 
+    def _dtype_guard(self, test: cst.BaseExpression, branches: tuple[cst.CSTNode | None, ...]) -> None:
+        """Record the dtype conversions of a name in ``branches`` when ``test`` reads that
+        name's dtype (``x.is_floating_point()``, ``x.dtype``, or a name bound to that:
+        ``need_cast = x.dtype not in (torch.float32, torch.float64)``): the code converts
+        where the dtype differs, so the conversion copies there (see Evaluator)."""
+        tested = self._dtype_tested(test, 3)
+        if not tested:
+            return
+        from torchcopy_lint.walker import iter_children
+
+        pending = [branch for branch in branches if branch is not None]
+        while pending:
+            current = pending.pop()
+            if type(current) is cst.Call and isinstance(current.func, cst.Attribute) and current.func.attr.value in DTYPE_CONVERSION_METHODS:
+                receiver = current.func.value
+                if isinstance(receiver, cst.Name) and receiver.value in tested:
+                    self.records.dtype_guarded.add(id(current))
+            if not isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+                pending.extend(iter_children(current))
+
+    def _dtype_tested(self, expr: cst.CSTNode, depth: int) -> set[str]:
+        """The names whose dtype ``expr`` reads, through names bound to such reads."""
+        from torchcopy_lint.walker import iter_children
+
+        found: set[str] = set()
+        pending = [expr]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, cst.Attribute) and isinstance(current.value, cst.Name) and current.attr.value in _DTYPE_READS:
+                found.add(current.value.value)  # ``x.dtype``, ``x.is_floating_point``
+            elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) and current.func.attr.value == "is_floating_point" and current.args and isinstance(current.args[0].value, cst.Name):
+                found.add(current.args[0].value.value)  # ``torch.is_floating_point(x)``
+            elif isinstance(current, cst.Name) and depth > 0:
+                for binding in self.lookup(current.value):
+                    if binding.kind in (BindingKind.ASSIGNMENT, BindingKind.ANNOTATION) and binding.value is not None and not binding.path:
+                        found |= self._dtype_tested(binding.value, depth - 1)
+            pending.extend(iter_children(current))
+        return found
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._dtype_guard(node.test, (node.body, node.orelse))
         narrowed = _isinstance_test(node.test)
         if narrowed is None:
             return
@@ -686,6 +727,7 @@ class Records:
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
+    dtype_guarded: set[int] = field(default_factory=set)  # ids of ``x.float()`` ... under a test of ``x``'s dtype (see Binder._dtype_guard)
     differentiated: list[cst.Name] = field(default_factory=list)  # names ``backward()`` is called on (``loss.backward()``): tensors with autograd history
     first_arguments: list[tuple[cst.Attribute, cst.Name]] = field(default_factory=list)  # ``F.relu(x)``: (``F.relu``, ``x``) of calls of attributes
     grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad
@@ -889,6 +931,10 @@ def _array_index(node: cst.Subscript) -> bool:
 
 def _is_none_or_ellipsis(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
+
+
+# Attributes and methods that read a tensor's dtype.
+_DTYPE_READS = frozenset({"dtype", "is_floating_point", "is_complex"})
 
 
 # Marks a narrowing of a container's elements (``isinstance(xs[0], T)``), not of the name.

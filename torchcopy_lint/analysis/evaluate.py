@@ -1207,8 +1207,10 @@ class Evaluator:
             if method == "type" and not call.args:
                 return SCALAR  # the type's name
             copy = keyword_arg(call, "copy")
-            if copy is not None and is_true(copy.value) or receiver.why == INTEGERS and self._to_floating(method, call):
-                # an explicit copy, or integers (booleans) made floating: never the receiver's memory
+            if copy is not None and is_true(copy.value) or receiver.why == INTEGERS and self._to_floating(method, call) or id(call) in self.model.records.dtype_guarded:
+                # an explicit copy, integers (booleans) made floating, or a conversion where a test
+                # of the dtype says it differs (``x if x.is_floating_point() else x.float()``):
+                # never the receiver's memory
                 return tensor(derived(receiver.grad, off), receiver.why if receiver.why != INTEGERS else None, loss=receiver.loss)
             return tensor(derived(receiver.grad, off), receiver.why, Alias(AliasHow.MAYBE, source, receiver, call), receiver.loss)
         pair = self._values_and_indices(receiver, method, [argument for argument in call.args if argument.keyword is None], call, off)

@@ -321,6 +321,13 @@ VIEW_SEQUENCE_METHODS = _words("split chunk unbind tensor_split hsplit vsplit ds
 VIEW_ATTRIBUTES = _words("T mT H mH real imag")
 # Methods that return the receiver itself (or a view) in some cases and a copy in others:
 # for some layouts, dtypes or devices.
+# Methods of MAYBE_ALIAS_METHODS that convert the dtype: under a test of the receiver's dtype
+# (``x if x.is_floating_point() else x.float()``) they run only where the dtype differs, and copy.
+DTYPE_CONVERSION_METHODS = _words(
+    """
+    to type float double half bfloat16 long int short bool byte char cfloat cdouble
+    """
+)
 MAYBE_ALIAS_METHODS = _words(
     """
     reshape reshape_as flatten ravel contiguous to cpu cuda type float double half bfloat16 long

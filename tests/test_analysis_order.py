@@ -103,3 +103,24 @@ def test_written_arguments_are_the_parameters_a_body_writes_in_place() -> None:
     infos = {info.name: info for info in model.records.functions.values() if info.name != "<lambda>"}
     written = {name: model.written_arguments(info) for name, info in infos.items()}
     assert written == {"normalize_": {0}, "fill": {0}, "reads": set(), "inner": {0}, "push": {2}}
+
+
+def test_an_answer_cut_for_depth_is_not_kept_for_a_shallower_question() -> None:
+    """A chain deeper than the memo allows is cut (the fallback answer); what the chain
+    computed from that cut must not be kept, or the same question asked later from a
+    shallower start keeps the fallback for good (found on a NeRF trainer: ``coarse, fine =
+    NeRF().to(device), ...`` evaluated 61 questions deep stayed "unknown")."""
+    from torchcopy_lint.analysis.memo import CycleSafeMemo
+
+    memo = CycleSafeMemo(max_nesting=5)
+    cache: dict = {}
+
+    def chain(n: int) -> str:
+        # ``n`` asks ``n + 1`` ... down to 9, which knows its answer.
+        if n == 9:
+            return "known"
+        return memo.get(cache, n, lambda: chain(n + 1), "cut")
+
+    assert chain(0) == "cut"  # asked from the top, the chain is too deep: cut
+    assert memo.get(cache, 6, lambda: chain(7), "cut") == "known"  # asked near the end: followed
+    assert chain(3) == "known"

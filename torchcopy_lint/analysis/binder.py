@@ -236,6 +236,7 @@ class Binder:
         while clause is not None:
             self.bind_target(clause.target, BindingKind.COMPREHENSION_TARGET, clause, clause.iter)
             clause = clause.inner_for_in
+        self._narrow_comprehension(node)
 
     def _leave_comprehension(self, node: cst.CSTNode) -> None:
         self._pop()
@@ -485,6 +486,26 @@ class Binder:
         for branch, kind in ((node.body, body_kind), (node.orelse, else_kind)):
             for reference in _names_in(branch, name):
                 self.records.narrowed[id(reference)] = kind
+
+    def _narrow_comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> None:
+        """``[m for m in layers if isinstance(m, ActNorm)]``: in what the comprehension makes
+        (and in the conditions and loops after the test), ``m`` is an ``ActNorm``."""
+        made: list[cst.CSTNode] = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        level: cst.CompFor | None = node.for_in
+        while level is not None:
+            for position, condition in enumerate(level.ifs):
+                narrowed = _isinstance_test(condition.test)
+                if narrowed is None or narrowed[1] is None:
+                    continue
+                name, kind = narrowed[0], narrowed[1]
+                later: list[cst.CSTNode] = [*made, *(later_if.test for later_if in level.ifs[position + 1:])]
+                if level.inner_for_in is not None:
+                    later.append(level.inner_for_in)
+                for part in later:
+                    for reference in _names_in(part, name):
+                        self.records.narrowed[id(reference)] = kind
+            level = level.inner_for_in
+
 
     def visit_Else(self, node: cst.Else) -> None:
         self._enter_orelse(node)

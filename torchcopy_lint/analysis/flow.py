@@ -14,7 +14,7 @@ from typing import NamedTuple, Union
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.cst_helpers import dotted_name, subscripted, target_names
+from torchcopy_lint.analysis.cst_helpers import dotted_name, is_true, subscripted, target_names
 
 LoopNode = Union["cst.For", "cst.While"]  # strings: LibCST loads on first use (see __init__)
 
@@ -287,8 +287,14 @@ def step_event(call: cst.Call, is_optimizer: Callable[[cst.BaseExpression], bool
     func = call.func
     if not isinstance(func, cst.Attribute):
         return None
-    if func.attr.value == "backward" or (func.attr.value == "grad" and (dotted_name(func.value) or "").endswith("autograd")):
-        return "backward"  # ``loss.backward()``, ``torch.autograd.backward(...)``, ``torch.autograd.grad(...)``
+    if func.attr.value == "grad" and (dotted_name(func.value) or "").endswith("autograd"):
+        # ``torch.autograd.grad(...)``; with ``create_graph=True`` it is part of a computation
+        # to be differentiated again (a gradient penalty, a trace estimator, a PINN residual,
+        # MAML's inner step), not the end of a step.
+        flag = next((argument.value for argument in call.args if argument.keyword is not None and argument.keyword.value == "create_graph"), None)
+        return None if flag is not None and is_true(flag) else "backward"
+    if func.attr.value == "backward":
+        return "backward"  # ``loss.backward()``, ``torch.autograd.backward(...)``
     if func.attr.value == "step" and (_optimizer_like(func.value) or (is_optimizer is not None and is_optimizer(func.value))):
         return "step"
     return None

@@ -57,7 +57,11 @@ class CycleSafeMemo:
             return on_cycle
         depth = len(self._active)
         if depth > self._max_nesting:
-            return on_cycle  # a chain too deep to follow
+            # A chain too deep to follow: cut, like a cycle through the outermost question,
+            # so that what the chain computed from the cut is not kept beyond that question
+            # (asked again from a shallower start, it is followed to the end).
+            self._lowest_cut = 0
+            return on_cycle
         self._active[marker] = depth
         outer_cut, self._lowest_cut = self._lowest_cut, _NO_CUT
         try:

@@ -282,6 +282,7 @@ class SemanticModel:
     def _narrowed(self, sense: str, classes: object) -> Value | None:
         if classes == TENSOR_PREDICATE:
             return tensor() if sense == "is" else OBJECT
+        classes = self._class_tuple(classes)  # type: ignore[arg-type]
         candidates = [element.value for element in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
         verdicts = [self._tensor_class(candidate) for candidate in candidates]
         if verdicts and all(verdict is True for verdict in verdicts):  # (torch.Tensor, PackedSequence) does not
@@ -289,6 +290,15 @@ class SemanticModel:
         if sense == "is" and verdicts and all(verdict is False for verdict in verdicts):
             return join_all([self._instance_value(candidate) for candidate in candidates])
         return None
+
+    def _class_tuple(self, classes: cst.BaseExpression) -> cst.BaseExpression:
+        """What a name given to ``isinstance`` is bound to, when it is bound once to a tuple
+        of classes (``PRUNABLE = (nn.Conv2d, nn.Linear)``); ``classes`` itself otherwise."""
+        if isinstance(classes, cst.Name):
+            bindings = self.bindings_of(classes)
+            if len(bindings) == 1 and bindings[0].kind is BindingKind.ASSIGNMENT and not bindings[0].path and isinstance(bindings[0].value, cst.Tuple):
+                return bindings[0].value
+        return classes
 
     def _instance_value(self, cls: cst.BaseExpression) -> Value:
         """An instance of a class that is no tensor class (``isinstance(m, nn.Linear)``)."""

@@ -200,17 +200,24 @@ class MaybeAliasWrite(Checker):
             alias = inner
         source, source_value = alias.source, alias.source_value
         source, source_value = self._viewed_parameter(source, source_value)
-        key, item = _key_of(source), None
-        if key is None and isinstance(source, cst.Subscript):
+        key, item, any_item = _key_of(source), None, False
+        if key is None and isinstance(source, cst.Subscript) and len(source.slice) == 1 and isinstance(source.slice[0].slice, cst.Index):
             item = constant_index(source)  # ``batch["image"].cpu()``: an item of ``batch``
+            if item is None:  # ``self.cache[utt].float()``: some item of ``self.cache`` (not ``x[mask]`` of a tensor: a copy)
+                if self.ctx.value(source.value).kind not in (Kind.CONTAINER, Kind.UNKNOWN):
+                    return None
+                item, any_item = code_of(source.slice[0].slice.value), True
             source = source.value
-            key = _key_of(source) if item is not None else None
+            key = _key_of(source)
         if key is None or key in ("self", "cls") or source_value.kind not in (Kind.TENSOR, Kind.ARRAY):
             return None
         how = _describe(via) if isinstance(via, cst.Call) else f"`{key}` may be copied or not"
         outlives = None
         shown = f"{key}[{item}]" if item is not None else key
-        if any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(source)):
+        owned_by_caller = any(binding.kind is BindingKind.PARAMETER for binding in self._root_bindings(source))
+        if any_item and not owned_by_caller:
+            return None  # an item of a local container by a computed key: later reads are not matched to it
+        if owned_by_caller:
             # The caller's tensor (or ``self.<attr>``, module state): used after the call.
             outlives = f"`{shown}` is the caller's tensor" if shown == _root(key) else f"`{shown}` outlives the call"
         elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:

@@ -453,10 +453,16 @@ class Binder:
             current = pending.pop()
             if type(current) is cst.Call and isinstance(current.func, cst.Attribute) and current.func.attr.value in DTYPE_CONVERSION_METHODS:
                 receiver = current.func.value
-                if isinstance(receiver, cst.Name) and receiver.value in tested:
+                if isinstance(receiver, cst.Name) and (receiver.value in tested or self._renames(receiver.value, tested)):
                     self.records.dtype_guarded.add(id(current))
             if not isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
                 pending.extend(iter_children(current))
+
+    def _renames(self, name: str, tested: set[str]) -> bool:
+        """Whether ``name`` is bound only to one of ``tested`` (``p_fp32 = p`` before
+        ``if p.dtype in {torch.float16, torch.bfloat16}: p_fp32 = p_fp32.float()``)."""
+        bindings = self.lookup(name)
+        return bool(bindings) and all(isinstance(binding.value, cst.Name) and binding.value.value in tested and not binding.path for binding in bindings)
 
     def _dtype_tested(self, expr: cst.CSTNode, depth: int) -> set[str]:
         """The names whose dtype ``expr`` reads, through names bound to such reads."""

@@ -59,6 +59,8 @@ _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTupl
 _SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "hash", "id", "isinstance", "issubclass", "hasattr", "callable", "ord", "chr", "format", "bin", "hex", "oct"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"})
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError"})
+# What a module of no particular class is called: unknown, or annotated ``nn.Module``.
+_ANY_MODULE = frozenset({None, "torch.nn.Module", "torch.nn.modules.module.Module"})
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "str", "bool", "bytes", "complex"})
 _CONTAINER_ANNOTATIONS = frozenset({"list", "dict", "tuple", "set", "frozenset", "List", "Dict", "Tuple", "Set", "Sequence", "Iterable", "Iterator", "Mapping", "MutableMapping", "OrderedDict", "Deque", "deque"})
 _MAX_NESTING = 60  # evaluations in progress at once (deep chains are cut, not overflowed)
@@ -628,8 +630,10 @@ class Evaluator:
                 return tensor(Grad.LEAF, f"a parameter (.{attr})")
             if attr in ("training",):
                 return SCALAR
-            owner = self.model.module_class_with(attr) if receiver.cls is None else None
-            if owner is not None:  # a module of unknown class: the file's one module class with ``attr``
+            # A module of unknown class (not a library one the file built: ``nn.Conv1d(...).stride``
+            # is its own): the file's one module class with ``attr``.
+            owner = self.model.module_class_with(attr) if receiver.cls is None and receiver.qualname in _ANY_MODULE else None
+            if owner is not None:
                 found = self.model.class_attribute(owner, attr, self)
                 if found is not None:
                     return found

@@ -25,7 +25,7 @@ from typing import Callable
 
 from torchcopy_lint.lazy import cst
 
-from torchcopy_lint.analysis.bindings import Binding, BindingKind
+from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
@@ -211,6 +211,8 @@ class MaybeAliasWrite(Checker):
             key = _key_of(source)
         if key is None or key in ("self", "cls") or source_value.kind not in (Kind.TENSOR, Kind.ARRAY):
             return None
+        if self._local_of_another_function(source):
+            return None  # ``self.t = t.to(dtype)`` in another method: that ``t`` is gone here
         how = _describe(via) if isinstance(via, cst.Call) else f"`{key}` may be copied or not"
         outlives = None
         shown = f"{key}[{item}]" if item is not None else key
@@ -228,6 +230,20 @@ class MaybeAliasWrite(Checker):
             # it comes from a path without the rebinding, where the write is no alias.
             return None
         return Origin(key, self._root_bindings(source), how, value.kind is Kind.ARRAY, outlives, item)
+
+    def _local_of_another_function(self, source: cst.BaseExpression) -> bool:
+        """Whether ``source``'s root name is bound only in functions the walk is not in, and
+        not as their parameter (a value stored on an attribute by another method carries that
+        method's local, gone by now; a parameter's tensor is its caller's, and lives on)."""
+        while isinstance(source, cst.Attribute):
+            source = source.value
+        if not isinstance(source, cst.Name):
+            return False
+        bindings = self.ctx.bindings_of(source)
+        if not bindings:
+            return False
+        enclosing = {id(scope) for scope in self.ctx.scopes.scopes}
+        return all(binding.scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA) and id(binding.scope) not in enclosing and binding.kind is not BindingKind.PARAMETER for binding in bindings)
 
     def _viewed_parameter(self, source: cst.BaseExpression, value: Value) -> tuple[cst.BaseExpression, Value]:
         """The caller's tensor a local view is of (``data = source[i:j]`` of a parameter
@@ -515,5 +531,6 @@ def _used_in_loop(loop: cst.CSTNode, key: str, reaches: Callable[[cst.Name], boo
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not loop:
             continue
         child_parents = [*parents, node]
-        stack.extend((child, child_parents) for child in iter_children(node))
+        # A ``for`` loop's iterable is evaluated once, before the first iteration.
+        stack.extend((child, child_parents) for child in iter_children(node) if not (node is loop and isinstance(loop, cst.For) and child is loop.iter))
     return used

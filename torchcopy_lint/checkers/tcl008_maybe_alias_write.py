@@ -469,8 +469,9 @@ class MaybeAliasWrite(Checker):
         for _ in range(8):
             if alias is None:
                 return False
-            if _key_of(alias.source) is not None:
-                return True
+            key = _key_of(alias.source)
+            if key is not None and key != binding.name:
+                return True  # ``X = X.mT`` is a view of what ``X`` held before: on through it
             alias = alias.source_value.alias
         return True
 

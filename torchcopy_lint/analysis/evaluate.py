@@ -1013,6 +1013,8 @@ class Evaluator:
             return Value(Kind.OPTIMIZER, qualname=qualname)
         if qualname in api.DATA_LOADER_CLASSES:
             return _loader()
+        if qualname in api.PACKED_SEQUENCE_MAKERS:
+            return Value(Kind.OBJECT, qualname=api.PACKED_SEQUENCE)  # ``packed.data`` is its field
         if qualname in api.GRAPH_LOADER_CLASSES:
             return Value(Kind.CONTAINER, element=_GRAPH_BATCH, qualname=qualname)
         if qualname in api.LOADING_FUNCTIONS:

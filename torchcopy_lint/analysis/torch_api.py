@@ -63,6 +63,9 @@ NOT_MODULE_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.
 # torch classes whose subclasses are plain objects (no module, optimizer or tensor): a
 # dataset of the file is an object whose ``__getitem__`` the model follows.
 PLAIN_BASE_CLASSES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+# What makes a PackedSequence (a named tuple: its ``.data`` is a field, not ``Tensor.data``).
+PACKED_SEQUENCE = "torch.nn.utils.rnn.PackedSequence"
+PACKED_SEQUENCE_MAKERS = frozenset({PACKED_SEQUENCE, "torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
 DATA_LOADER = "torch.utils.data.DataLoader"  # what the model calls any loader's value (see Evaluator)
 DATA_LOADER_CLASSES = frozenset({DATA_LOADER, "torch.utils.data.dataloader.DataLoader"})
 # PyTorch Geometric's loaders yield a Batch of graphs: its standard attributes are tensors

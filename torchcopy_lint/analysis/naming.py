@@ -18,7 +18,7 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 SNAPSHOT_WORDS = frozenset(
     """
     prev previous old best saved snapshot snapshots snap init initial orig original copy backup history
-    hist last before stored checkpoint ckpt start starting restore frozen ema slow anchor shadow star
+    hist last before stored checkpoint ckpt start starting restore frozen ema slow anchor shadow star prior
     """.split()
 )
 # Callables whose result is a loss: ``criterion(out, y)``, ``loss_fn(...)``.

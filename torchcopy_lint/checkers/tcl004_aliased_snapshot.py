@@ -95,6 +95,7 @@ class _CallChange:
     local: bool  # a local function (its summary is known)
     optimizer_given: bool  # an optimizer among its arguments
     free: frozenset[str] = frozenset()  # a local function's names from outside it (globals, closures)
+    holds: frozenset[str] = frozenset()  # modules the receiver was built with (``trainer = Trainer(model, ...)``)
 
 
 @dataclass
@@ -515,7 +516,28 @@ class AliasedSnapshot(Checker):
         if not (trains or optimizer_given):
             return None
         free = self.ctx.model.free_names(function) if local and trains else frozenset()  # type: ignore[arg-type]
-        return _CallChange(reads, receiver, trains, local, optimizer_given, free)
+        holds = self._modules_built_with(func.value) if local and trains and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) else frozenset()
+        return _CallChange(reads, receiver, trains, local, optimizer_given, free, holds)
+
+    def _modules_built_with(self, receiver: cst.Name) -> frozenset[str]:
+        """The names of modules passed to the call that made ``receiver`` (``trainer =
+        Trainer(model, optimizer)``): a method of it that trains may train them."""
+        names: set[str] = set()
+        for binding in self.ctx.bindings_of(receiver):
+            if binding.kind is BindingKind.ASSIGNMENT and not binding.path and isinstance(binding.value, cst.Call):
+                for argument in binding.value.args:
+                    if isinstance(argument.value, cst.Name) and self.ctx.value(argument.value).kind is Kind.MODULE:
+                        names.add(argument.value.value)
+        return frozenset(names)
+
+    def _module_names_of(self, root: str) -> set[str]:
+        """``root`` and the modules its bindings in this scope are made from (``raw =
+        model.module if distributed else model``: ``model``)."""
+        found = {root}
+        for binding in self.ctx.scopes.current.every.get(root, ()):
+            if binding.kind is BindingKind.ASSIGNMENT and binding.value is not None:
+                found.update(name for name in names_read(binding.value) if name != root and any(b.kind is not BindingKind.IMPORT for b in self.ctx.scopes.current.every.get(name, ())))
+        return found
 
     def _add_write(self, written: cst.BaseExpression, text: str) -> None:
         tensor = written_tensor(written)
@@ -550,7 +572,7 @@ class AliasedSnapshot(Checker):
         if call.local:
             # A local function that trains: given the model (or its holder), or reaching
             # it by itself (a method of the same object, a closure, a global).
-            return call.trains and (given or not call.reads or root == "self" or root in call.free)
+            return call.trains and (given or not call.reads or root == "self" or root in call.free or bool(call.holds and call.holds & self._module_names_of(root)))
         # An unknown function: named like training and given it (or given nothing), or
         # given it together with an optimizer (``run(model, opt)``).
         return (call.trains and (given or (not call.reads and call.receiver is None))) or (given and call.optimizer_given)

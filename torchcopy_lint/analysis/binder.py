@@ -97,6 +97,8 @@ class Binder:
         self._order = 0
         self._functions: list[FunctionInfo] = []
         self._branches: dict[int, _Branch] = {}
+        self._tests: list[tuple[cst.BaseExpression, Scope]] = []  # the if / conditional tests around the walk's point
+        self._tested_dtypes: dict[int, set[str]] = {}  # id(test) -> names whose dtype it reads
         self._loops: list[_Loop] = []
         self._tries: dict[int, dict[str, tuple[Binding, ...]]] = {}
         self._deferred: list[tuple[cst.Name, Scope]] = []
@@ -429,7 +431,7 @@ class Binder:
         self._branches[id(node)] = branch
         if node.orelse is not None:
             self._branches[id(node.orelse)] = branch
-        self._dtype_guard(node.test, (node.body, node.orelse))
+        self._push_test(node)
         narrowed = _isinstance_test(node.test)
         if narrowed is not None:
             name, body_kind, else_kind = narrowed
@@ -438,25 +440,38 @@ class Binder:
             if else_kind is not None and isinstance(node.orelse, cst.Else):
                 self._pending_narrowing[id(node.orelse.body)] = (name, else_kind)
 
-    def _dtype_guard(self, test: cst.BaseExpression, branches: tuple[cst.CSTNode | None, ...]) -> None:
-        """Record the dtype conversions of a name in ``branches`` when ``test`` reads that
-        name's dtype (``x.is_floating_point()``, ``x.dtype``, or a name bound to that:
-        ``need_cast = x.dtype not in (torch.float32, torch.float64)``): the code converts
-        where the dtype differs, so the conversion copies there (see Evaluator)."""
-        tested = self._dtype_tested(test, 3)
-        if not tested:
+    def _note_dtype_conversion(self, node: cst.Call) -> None:
+        """Record ``x.float()`` (any dtype conversion of a name) when a test around it, in the
+        same function, reads ``x``'s dtype (``x if x.is_floating_point() else x.float()``, or a
+        name bound to such a read: ``need_cast = x.dtype not in (torch.float32, torch.float64)``):
+        the code converts where the dtype differs, so the conversion copies there (see
+        Evaluator). Asked per conversion, not per test: most tests guard none."""
+        receiver = node.func.value  # type: ignore[attr-defined]
+        if not isinstance(receiver, cst.Name):
             return
-        from torchcopy_lint.walker import iter_children
+        home = self._defining_scope()
+        for test, scope in self._tests:
+            if scope is not home:
+                continue
+            tested = self._tested_dtypes.get(id(test))
+            if tested is None:
+                tested = self._tested_dtypes[id(test)] = self._dtype_tested(test, 3)
+            if tested and (receiver.value in tested or self._renames(receiver.value, tested)):
+                self.records.dtype_guarded.add(id(node))
+                return
 
-        pending = [branch for branch in branches if branch is not None]
-        while pending:
-            current = pending.pop()
-            if type(current) is cst.Call and isinstance(current.func, cst.Attribute) and current.func.attr.value in DTYPE_CONVERSION_METHODS:
-                receiver = current.func.value
-                if isinstance(receiver, cst.Name) and (receiver.value in tested or self._renames(receiver.value, tested)):
-                    self.records.dtype_guarded.add(id(current))
-            if not isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
-                pending.extend(iter_children(current))
+    def _defining_scope(self) -> Scope:
+        """The innermost module, class or function scope (not a comprehension's)."""
+        scope = self._scope
+        while scope.kind is ScopeKind.COMPREHENSION and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def _push_test(self, node: cst.If | cst.IfExp) -> None:
+        self._tests.append((node.test, self._defining_scope()))
+
+    def _pop_test(self, node: cst.If | cst.IfExp) -> None:
+        self._tests.pop()
 
     def _renames(self, name: str, tested: set[str]) -> bool:
         """Whether ``name`` is bound only to one of ``tested`` (``p_fp32 = p`` before
@@ -484,7 +499,7 @@ class Binder:
         return found
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._dtype_guard(node.test, (node.body, node.orelse))
+        self._push_test(node)
         narrowed = _isinstance_test(node.test)
         if narrowed is None:
             return
@@ -525,7 +540,10 @@ class Binder:
         branch.scope.reaching.clear()
         branch.scope.reaching.update(branch.before)
 
+    leave_IfExp = _pop_test
+
     def leave_If(self, node: cst.If) -> None:
+        self._pop_test(node)
         self._guard(node)
         branch = self._branches.pop(id(node), None)
         if branch is None or branch.scope is not self._scope:
@@ -638,6 +656,8 @@ class Binder:
     # -- calls: container additions, registrations, hooks, call sites -----------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self._tests and isinstance(func, cst.Attribute) and func.attr.value in DTYPE_CONVERSION_METHODS:
+            self._note_dtype_conversion(node)
         if isinstance(func, (cst.Name, cst.Subscript)) or by_name(func) is not None:
             # a name, ``handlers[mode](...)``, or ``getattr(obj, name)(...)``
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
@@ -754,7 +774,7 @@ class Records:
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
-    dtype_guarded: set[int] = field(default_factory=set)  # ids of ``x.float()`` ... under a test of ``x``'s dtype (see Binder._dtype_guard)
+    dtype_guarded: set[int] = field(default_factory=set)  # ids of ``x.float()`` ... under a test of ``x``'s dtype (see Binder._note_dtype_conversion)
     differentiated: list[cst.Name] = field(default_factory=list)  # names ``backward()`` is called on (``loss.backward()``): tensors with autograd history
     first_arguments: list[tuple[cst.Attribute, cst.Name]] = field(default_factory=list)  # ``F.relu(x)``: (``F.relu``, ``x``) of calls of attributes
     grad_owners: list[cst.Name] = field(default_factory=list)  # names whose ``.grad`` is read or set (``p.grad``): leaves that require grad

@@ -103,6 +103,33 @@ def f(mesh, group, kind):
     assert kinds(source) == [MAYBE, YES, MAYBE, YES]
 
 
+# -- state a loop carries: its seed reaches only a loop that never ran (TCL003) ----------
+
+def test_loop_carried_state_is_what_the_body_made() -> None:
+    source = """
+import torch
+import torch.nn as nn
+def f(xs, n):
+    cell = nn.GRUCell(4, 4)
+    h = torch.zeros(1, 4)
+    for x in xs:
+        h = cell(x, h)
+    probe(h)
+    k = torch.zeros(1, 4)
+    for x in xs:
+        if x is None:
+            k = cell(x, k)
+    probe(k)
+    m = torch.zeros(1, 4)
+    for x in xs:
+        m = cell(x, None)
+    probe(m)
+"""
+    # h: read in the body, rebound on every path through it; k: some paths keep the seed;
+    # m: rebound but never read, so nothing is carried and the seed still reaches.
+    assert evidence(source) == ["a module output", None, None]
+
+
 # -- isinstance narrowing in a conditional expression (TCL002) ------------------------
 
 def test_isinstance_narrows_both_arms_of_a_conditional_expression() -> None:

@@ -351,8 +351,8 @@ class Binder:
                 cyclic = True
         if cyclic:
             self.records.cyclic_scopes.append(loop.scope)
-        # After the loop: it may have run zero times.
-        _union_into(loop.scope.reaching, loop.before)
+        # After the loop: it may have run zero times, except for the state the loop carries.
+        _union_into(loop.scope.reaching, _without(loop.before, _carried_state(loop, self.records)))
 
     leave_For = leave_While = _leave_loop
 
@@ -801,6 +801,32 @@ def _owner_of_item(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, str | 
         positional = positional_args(expr)
         return expr.func.value, string_value(positional[0].value) if positional else None
     return None
+
+
+def _carried_state(loop: _Loop, records: "Records") -> frozenset[str]:
+    """Names whose value before the loop only seeds it: read in the body, then rebound on
+    every path through it (``h = torch.zeros(n)`` ... ``for x in xs: h = cell(x, h)``).
+    After the loop they are what the body made, as a ``None`` seed already is: the seed
+    reaches only a loop that never ran, which is not what the code after it is written for."""
+    end = loop.scope.reaching
+    carried: set[str] = set()
+    for name_node, _order in loop.loads:
+        name = name_node.value
+        if name in carried or name not in loop.bound or name not in loop.before:
+            continue
+        target = records.targets.get(id(name_node))
+        if target is not None and target.kind is not BindingKind.AUGMENTED:
+            continue  # a store (the walk visits targets too), not a read
+        if not all(binding.order > loop.start for binding in end.get(name, ())):
+            continue  # some path through the body keeps the seed
+        seeds = loop.before[name]
+        if any(binding in seeds for binding in records.resolution.get(id(name_node), ())):
+            carried.add(name)
+    return frozenset(carried)
+
+
+def _without(reaching: dict[str, tuple[Binding, ...]], names: frozenset[str]) -> dict[str, tuple[Binding, ...]]:
+    return {name: bindings for name, bindings in reaching.items() if name not in names} if names else reaching
 
 
 def _union_into(reaching: dict[str, tuple[Binding, ...]], other: dict[str, tuple[Binding, ...]]) -> None:

@@ -366,6 +366,9 @@ class SemanticModel:
             framework = self._framework_without_grad[key] = self._called_by_framework_without_grad(info)
         if framework:
             return True
+        if self._called_unseen(info):
+            self._without_grad[key] = False
+            return False
         sites = [*info.call_sites, *info.indirect_calls]
         if not sites:
             # A lambda nothing calls by a name is handed to a call where it is written
@@ -639,6 +642,13 @@ class SemanticModel:
                         return self.function_info(found)
                 return None
         return None
+
+    def _called_unseen(self, info: FunctionInfo) -> bool:
+        """A module's ``forward``: the calls the file shows are not all of them. Its instance is
+        called through attributes (``self.policy_net(x)`` of a module handed to ``Agent``),
+        containers (``nn.Sequential``) and library code, so calls seen under ``no_grad`` (an
+        acting step) do not show that it always runs without grad."""
+        return info.cls is not None and info.name == "forward" and self.class_kind(info.cls.node) is Kind.MODULE
 
     def _called_by_framework_without_grad(self, info: FunctionInfo) -> bool:
         """A method a framework calls under ``no_grad`` (``validation_step`` of a

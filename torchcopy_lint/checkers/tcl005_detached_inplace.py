@@ -46,6 +46,7 @@ class _Write:
     outlives: str | None = None  # why the source is used after this function anyway
     copied: str = ""  # what to copy instead (``losses[0]`` of ``losses[0].detach()``; the source by default)
     drawn_from: str | None = None  # the container a loop target holder iterates (``soup`` of ``for n, d in soup.items()``)
+    fed: bool = False  # the source fed a computation before the write without being read by name (see _made_with_siblings)
 
 
 @dataclass
@@ -265,8 +266,20 @@ class DetachedInplace(Checker):
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied, self._drawn_from(holder))
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied, self._drawn_from(holder), self._made_with_siblings(source))
         state.writes.append(record)
+
+    def _made_with_siblings(self, source: cst.BaseExpression) -> bool:
+        """Whether ``source`` is one of several outputs of one module call (``pred, feat =
+        model(x)``): the module may have computed the others from it (a head over the global
+        features) and saved it for their backward, so it fed a computation before any read."""
+        if not isinstance(source, cst.Name):
+            return False
+        bindings = self.ctx.bindings_of(source)
+        return bool(bindings) and all(
+            binding.path and isinstance(binding.value, cst.Call) and self.ctx.model.value(binding.value.func).kind is Kind.MODULE
+            for binding in bindings
+        )
 
     def _drawn_from(self, holder: cst.BaseExpression) -> str | None:
         """The container a loop target iterates (``soup`` for ``acc`` in ``for n, acc in
@@ -375,7 +388,7 @@ class DetachedInplace(Checker):
                 events = names.get(write.source, [])
                 kills = [event.point for event in events if event.store]
                 loads = [event.point for event in events if not event.store and id(event.node) not in state.detach_receivers]
-                earlier = any(point.order < write.point.order for point in loads)
+                earlier = write.fed or any(point.order < write.point.order for point in loads)
             reason = None
             if any(may_flow(write.point, load, kills) for load in loads):
                 reason = f"and `{write.source}` is used afterwards"

@@ -111,23 +111,45 @@ import torch
 import torch.nn as nn
 def f(xs, n):
     cell = nn.GRUCell(4, 4)
-    h = torch.zeros(1, 4)
+    h = torch.randn(1, 4)
     for x in xs:
         h = cell(x, h)
     probe(h)
-    k = torch.zeros(1, 4)
+    k = torch.randn(1, 4)
     for x in xs:
         if x is None:
             k = cell(x, k)
     probe(k)
-    m = torch.zeros(1, 4)
+    m = torch.randn(1, 4)
     for x in xs:
         m = cell(x, None)
     probe(m)
 """
     # h: read in the body, rebound on every path through it; k: some paths keep the seed;
-    # m: rebound but never read, so nothing is carried and the seed still reaches.
+    # m: rebound but never read, so nothing is carried and the seed still reaches. (Random
+    # draws, not constants: a tensor of constants gives way to any value that requires grad.)
     assert evidence(source) == ["a module output", None, None]
+
+
+def test_tensor_of_constants_gives_way_where_paths_meet() -> None:
+    source = """
+import torch
+def f(model, x, ready):
+    if ready:
+        a = model(x)
+    else:
+        a = torch.zeros(())
+    probe(a)
+    b = model(x) if ready else torch.tensor(0.0)
+    probe(b)
+    c = model(x) if ready else torch.randn(())
+    probe(c)
+    d = model(x) if ready else torch.tensor(x)
+    probe(d)
+"""
+    # zeros and a tensor of numbers are seeds (the tensor form of ``0``); a random draw and a
+    # copy of data are values of their own, which surely do not require grad on their path.
+    assert evidence(source) == ["a module output", "a module output", None, None]
 
 
 # -- isinstance narrowing in a conditional expression (TCL002) ------------------------

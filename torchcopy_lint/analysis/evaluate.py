@@ -968,7 +968,10 @@ class Evaluator:
             alias = Alias(AliasHow.MAYBE if qualname != "torch.from_numpy" else AliasHow.SAME, first, source, call) if first is not None else None
             return tensor(Grad.NO, alias=alias)
         if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
-            return tensor(Grad.LEAF, "requires_grad=True") if is_true(_requires_grad_flag(call)) else tensor(Grad.NO)
+            if is_true(_requires_grad_flag(call)):
+                return tensor(Grad.LEAF, "requires_grad=True")
+            seed = short in api.CONSTANT_CREATION_FUNCTIONS and (short != "tensor" or _constant_arguments(call))
+            return tensor(Grad.NO).with_(seed=True) if seed else tensor(Grad.NO)
         if qualname == f"torch.{short}" and short in api.INTEGER_RESULT_FUNCTIONS:
             return tensor(Grad.NO, INTEGERS)  # ``torch.multinomial(probs, 1)``, ``torch.argmax(logits, -1)``
         if api.is_tensor_function(qualname):
@@ -1359,6 +1362,22 @@ _TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a toke
 _GRAPH_BATCH = Value(
     Kind.CONTAINER, qualname=api.GRAPH_BATCH, fields=tuple((name, tensor(Grad.NO, "a tensor of a graph batch")) for name in sorted(api.GRAPH_TENSOR_ATTRIBUTES))
 )
+
+
+def _constant_arguments(call: cst.Call) -> bool:
+    """Whether the positional arguments of a call are numbers, or displays of numbers
+    (``torch.tensor(0.0)``, ``torch.tensor([1, 2])``; not ``torch.tensor(x)``, a copy of data)."""
+    return all(argument.keyword is not None or _is_number(argument.value) for argument in call.args)
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_number(expr.expression)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(isinstance(element, cst.Element) and _is_number(element.value) for element in expr.elements)
+    return False
 
 
 def _returns_tensor_mapping(call: cst.Call) -> bool:

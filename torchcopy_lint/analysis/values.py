@@ -102,6 +102,10 @@ class Value:
     preset: int = 0  # ``functools.partial(f, a, b)``: positional arguments calls pass before their own
     owner: cst.BaseExpression | None = None  # the module a parameter came from (``model`` in ``model.parameters()``)
     guessed: bool = False  # the kind comes from a name (``criterion(...)``, ``self.model``), not from types
+    # A new tensor of constants (``torch.zeros(n)``, ``torch.tensor(0.0)``): the tensor form of a
+    # literal ``0``, the seed of an accumulator or a default return. Where it meets a tensor that
+    # requires grad on another path, the join is that tensor, as a number's would be (see join).
+    seed: bool = False
     # A union: the values it may be when they are different local functions, classes or
     # instances (``fn`` of ``for fn in {"a": lambda ...: ..., "b": lambda ...: ...}.values()``,
     # ``cb`` of a list of callbacks of several classes). A call or a method of it is each one's.
@@ -112,7 +116,7 @@ class Value:
         return (
             self.kind, self.grad, self.why, self.alias, self.element, self.items, self.fields,
             self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, self.preset, id(self.owner) if self.owner is not None else None, self.guessed,
-            self.alternatives,
+            self.alternatives, self.seed,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -246,6 +250,12 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         if numeric and {a.kind, b.kind} == {Kind.SCALAR, Kind.TENSOR}:
             return a if a.kind is Kind.TENSOR else b
         return UNKNOWN
+    if numeric and a.kind is Kind.TENSOR and a.seed is not b.seed:
+        # ``penalty = torch.zeros(())`` on one path, a loss on the other: what the other path
+        # computes is what the value is, as with a number (``total = 0``).
+        seed, other = (a, b) if a.seed else (b, a)
+        if other.grad.required:
+            return other
     grad = join_grad(a.grad, b.grad)
     why = a.why if a.grad is grad or a.why and not b.why else b.why
     if not grad.required and grad is not Grad.NO:
@@ -278,6 +288,7 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         owner=a.owner if a.owner is b.owner else None,
         guessed=a.guessed and b.guessed,
         alternatives=alternatives,
+        seed=a.seed and b.seed,
     )
 
 

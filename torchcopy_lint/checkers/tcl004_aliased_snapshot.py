@@ -242,9 +242,10 @@ class AliasedSnapshot(Checker):
         if not contains(expr, made):
             # Read from a name or attribute that already holds the alias: taken elsewhere.
             # Only a call of a helper that makes it takes it here (reported in the helper).
-            if not (isinstance(expr, cst.Call) and isinstance(made, cst.Name) and self._elsewhere(made)):
+            made_root = _chain_root(made)
+            if not (isinstance(expr, cst.Call) and made_root is not None and self._elsewhere(made_root)):
                 return None
-            origin = made
+            origin = made_root
             passed = self._passed_for(expr, source)
             if passed is not None:  # ``snap(opt)`` of ``def snap(o): return o.state_dict()``: the caller's ``opt``
                 text, root = dotted_name(passed) or text, passed.value if isinstance(passed, cst.Name) else None
@@ -264,10 +265,11 @@ class AliasedSnapshot(Checker):
 
     def _passed_for(self, call: cst.Call, source: cst.BaseExpression) -> cst.BaseExpression | None:
         """What ``call`` passes for the helper's parameter ``source``, when it is a name or an
-        attribute chain: the caller's object the alias shares storage with."""
-        if not isinstance(source, cst.Name):
+        attribute chain: the caller's object the alias shares storage with (``self.net`` of the
+        caller for ``self.net`` in a method called as ``self.snapshot()``)."""
+        root = _chain_root(source)
+        if root is None:
             return None
-        root = source
         for binding in self.ctx.bindings_of(root):
             if binding.kind is not BindingKind.PARAMETER:
                 return None
@@ -276,9 +278,12 @@ class AliasedSnapshot(Checker):
                     continue
                 names = [param.name.value for param in info.params]
                 index = names.index(root.value) if root.value in names else None
-                passed = CallSite(call, False, offset).argument(index, root.value)
+                if index == 0 and offset == 1 and info.is_method and isinstance(call.func, cst.Attribute):
+                    passed: cst.BaseExpression | None = call.func.value  # ``self`` of a bound method: the receiver
+                else:
+                    passed = CallSite(call, False, offset).argument(index, root.value)
                 if isinstance(passed, (cst.Name, cst.Attribute)) and dotted_name(passed) is not None:
-                    return passed
+                    return _rerooted(source, passed)
         return None
 
     def _elsewhere(self, name: cst.Name) -> bool:
@@ -659,11 +664,29 @@ class AliasedSnapshot(Checker):
         self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
 
 
+def _chain_root(expr: cst.BaseExpression) -> cst.Name | None:
+    """The name an attribute chain starts from (``self`` of ``self.net``)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
+def _rerooted(chain: cst.BaseExpression, root: cst.BaseExpression) -> cst.BaseExpression:
+    """``chain`` read from ``root`` instead of its own first name (``self.net`` of a helper,
+    from the caller's ``trainer``: ``trainer.net``)."""
+    if isinstance(chain, cst.Attribute):
+        return chain.with_changes(value=_rerooted(chain.value, root))
+    return root
+
+
 def _copying_elements(comprehension: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> cst.BaseExpression:
     """The comprehension with a copy of each element: ``{n: p.detach().clone() for ...}``."""
     element = comprehension.value if isinstance(comprehension, cst.DictComp) else comprehension.elt
     viewed = detached_view(element)
-    copied = call_method(as_receiver(element), "clone") if viewed is not None else detach_clone(element)
+    if isinstance(element, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        copied: cst.BaseExpression = _copying_elements(element)  # rows of a nested comprehension: copy their elements
+    else:
+        copied = call_method(as_receiver(element), "clone") if viewed is not None else detach_clone(element)
     if isinstance(comprehension, cst.DictComp):
         return comprehension.with_changes(value=copied)
     return comprehension.with_changes(elt=copied)

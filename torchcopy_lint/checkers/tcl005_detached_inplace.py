@@ -47,6 +47,7 @@ class _Write:
     copied: str = ""  # what to copy instead (``losses[0]`` of ``losses[0].detach()``; the source by default)
     drawn_from: str | None = None  # the container a loop target holder iterates (``soup`` of ``for n, d in soup.items()``)
     fed: bool = False  # the source fed a computation before the write without being read by name (see _made_with_siblings)
+    holders: tuple[str, ...] = ()  # local containers the source was put into before the write (``outs.append(x)``)
 
 
 @dataclass
@@ -56,6 +57,8 @@ class _State:
     # Attribute sources (``self.weight``) of ``.detach()`` calls -> their loads (False) and
     # stores (True) from then on.
     watched: dict[str, list[tuple[Point, bool]]] = field(default_factory=dict)
+    # Local containers given a name's tensor (``outs.append(x)``): id(binding of x) -> their names.
+    held_in: dict[int, list[str]] = field(default_factory=dict)
 
 
 def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
@@ -76,6 +79,7 @@ def _short(node: cst.CSTNode, limit: int = 40) -> str:
 
 
 _DETACHED = (AliasHow.DETACH, AliasHow.DATA)
+_HOLDING_METHODS = frozenset({"append", "appendleft", "insert"})  # list.insert(i, x): the value is the last argument
 
 
 @lru_cache(maxsize=1 << 16)
@@ -137,8 +141,28 @@ class DetachedInplace(Checker):
         return viewed[0]
 
     # -- chained writes used as values ---------------------------------------------
+    def _note_held(self, container: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``outs.append(x)``, ``outs[i] = x``: the local container ``outs`` holds ``x``'s tensor,
+        and sees a later write through ``x``'s detached alias."""
+        if not (isinstance(container, cst.Name) and isinstance(value, cst.Name) and self._states):
+            return
+        held_in = self._states[-1].held_in
+        for binding in self.ctx.bindings_of(value):
+            holders = held_in.setdefault(id(binding), [])
+            if container.value not in holders:
+                holders.append(container.value)
+
+    def _holders(self, source: cst.BaseExpression) -> tuple[str, ...]:
+        if not isinstance(source, cst.Name):
+            return ()
+        held_in = self._states[-1].held_in
+        found = [holder for binding in self.ctx.bindings_of(source) for holder in held_in.get(id(binding), ())]
+        return tuple(dict.fromkeys(found))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _HOLDING_METHODS and node.args:
+            self._note_held(func.value, node.args[-1].value)
         if isinstance(func, cst.Attribute) and func.attr.value == "detach" and not node.args:
             source = func.value
             if isinstance(source, cst.Name):
@@ -266,7 +290,7 @@ class DetachedInplace(Checker):
         if len(bindings) == 1 and bindings[0].value is not None and not bindings[0].path:
             fix = _clone_after_detach(bindings[0].value)
         assert source_value is not None
-        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied, self._drawn_from(holder), self._made_with_siblings(source))
+        record = _Write(node, self.ctx.top_statement, self.ctx.flow.point(), _short(written), dotted, operation, source_value.requires_grad, fix, holder_name, made, self._outlives(source, source_value), copied, self._drawn_from(holder), self._made_with_siblings(source), self._holders(source))
         state.writes.append(record)
 
     def _made_with_siblings(self, source: cst.BaseExpression) -> bool:
@@ -349,6 +373,9 @@ class DetachedInplace(Checker):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         self._record(node)
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                self._note_held(target.target.value, node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         state = self._states[-1] if self._states else None
@@ -392,6 +419,8 @@ class DetachedInplace(Checker):
             reason = None
             if any(may_flow(write.point, load, kills) for load in loads):
                 reason = f"and `{write.source}` is used afterwards"
+            elif (container := next((held for held in write.holders if self._read_again(replace(write, holder=held), names, state)), None)) is not None:
+                reason = f"and `{container}`, which holds it, is used afterwards"
             elif write.requires_grad and earlier and any(may_flow(write.point, point, kills) for point in backwards):
                 reason = "and a later backward() needs its old value"
             elif write.outlives is not None and self._read_again(write, names, state):

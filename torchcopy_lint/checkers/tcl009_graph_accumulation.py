@@ -49,6 +49,7 @@ class Candidate:
     event: str  # the strongest step event of the innermost loop, filled at the loop's end
     slice_index: tuple[cst.Name, ...] = ()  # ``out[i:j] = v`` into a tensor: the names the index reads
     dispatched: bool = False  # in a method a call in the loop reaches by a string name: it outlives the loop's iterations
+    per_step: str = ""  # in a loop of a function that trains, into something that outlives its calls: the calls are the iterations
 
 
 @dataclass
@@ -277,9 +278,21 @@ class GraphAccumulation(Checker):
                 value=short_code(value, 40),
                 event=repeated or "",
                 slice_index=self._tensor_slice_index(accumulator),
+                per_step=self._trained_per_call(accumulator, key) if loops else "",
             )
         )
         return True
+
+    def _trained_per_call(self, accumulator: cst.BaseExpression, key: str) -> str:
+        """For an accumulation in a loop: the phrase of :meth:`_called_per_step` when the
+        enclosing function trains (once per step) and the accumulator outlives its calls without
+        being reset by them (``for b, l in zip(buckets, losses): self.bucket_loss[b] += l`` after
+        the step's ``backward()``); else empty."""
+        repeated = self._called_per_step(accumulator)
+        if repeated is None or not repeated.startswith("calls of"):
+            return ""
+        function = self.ctx.scopes.enclosing_function()
+        return "" if isinstance(function, cst.FunctionDef) and _resets(function, key) else repeated
 
     def _tensor_slice_index(self, accumulator: cst.BaseExpression) -> tuple[cst.Name, ...]:
         """``out[i:j]`` (``out[slicer]``) where ``out`` is a tensor, not a list or dict: the
@@ -385,18 +398,28 @@ class GraphAccumulation(Checker):
     def _helper_call(self, node: cst.Call) -> None:
         """``meter.update(loss)`` in a loop, where ``update`` adds its argument to ``self.sum``:
         the accumulation is this call's (the helper would accumulate floats just as well)."""
-        if not self.ctx.flow.loops or self.ctx.grad.disabled:
+        if self.ctx.grad.disabled:
             return
-        self._dispatched_helper_call(node)
+        per_step = ""
+        if not self.ctx.flow.loops:
+            # Outside a loop, in a function that trains once per step: ``self.meter.update(loss)``
+            # on an object that outlives the call repeats with the calls.
+            repeated = self._called_per_step(node.func.value) if isinstance(node.func, cst.Attribute) else None
+            if repeated is None or not repeated.startswith("calls of"):
+                return
+            per_step = repeated
+        else:
+            self._dispatched_helper_call(node)
         if not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
         callee = self.ctx.value(node.func)
         for info, offset in self.ctx.model.called_functions(callee):  # a function, a method, an instance's ``__call__``
-            if info.name != "__init__" and self._helper_call_of(node, info, offset):
+            if info.name != "__init__" and self._helper_call_of(node, info, offset, per_step):
                 return  # a class's ``__init__`` keeps what it is given once
 
-    def _helper_call_of(self, node: cst.Call, info: FunctionInfo, offset: int) -> bool:
-        """A candidate when ``info`` (run by ``node``) accumulates what ``node`` gives it."""
+    def _helper_call_of(self, node: cst.Call, info: FunctionInfo, offset: int, per_step: str = "") -> bool:
+        """A candidate when ``info`` (run by ``node``) accumulates what ``node`` gives it
+        (``per_step``: outside a loop, the phrase for the calls that repeat it)."""
         if not isinstance(info.node, cst.FunctionDef):
             return False
         accumulations = self._helper_accumulations(info.node)
@@ -431,7 +454,7 @@ class GraphAccumulation(Checker):
                     root=holder,
                     evidence=held.why or "it has autograd history",
                     value=short_code(argument, 40),
-                    event="",
+                    event=per_step,
                 )
             )
             return True
@@ -706,6 +729,9 @@ class GraphAccumulation(Checker):
                     # before the loop over batches).
                     if "." not in candidate.accumulator and "(" not in candidate.accumulator and self._survives(candidate, stepping[-1], inside) and not _emptied(stepping[-1], candidate):
                         self._report(candidate, self._events[id(stepping[-1])])
+                    continue
+                if candidate.per_step:
+                    self._report(candidate, candidate.per_step)  # the loop is not the repetition: the function's calls are
                     continue
                 if not frame.evaluates:
                     continue  # no step and no evaluation: the caller may backpropagate through it

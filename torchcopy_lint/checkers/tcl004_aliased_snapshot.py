@@ -148,11 +148,13 @@ def _origin(alias: Alias) -> tuple[str, cst.BaseExpression, AliasHow] | None:
     current = alias
     for _ in range(8):
         how, source = current.how, current.source_value
+        if how is AliasHow.MAYBE and _numpy_view(current):
+            how = AliasHow.VIEW  # ``w.detach().numpy()``: the array is the tensor's memory (never a copy)
         if how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.STATE, AliasHow.SAME) and taken_by is None:
             taken_by = how
         if how is AliasHow.MAYBE:
             return None
-        if source.alias is not None and how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW, AliasHow.SHALLOW) and source.alias.how is not AliasHow.MAYBE:
+        if source.alias is not None and how in (AliasHow.DETACH, AliasHow.DATA, AliasHow.VIEW, AliasHow.SHALLOW) and (source.alias.how is not AliasHow.MAYBE or _numpy_view(source.alias)):
             current = source.alias
             continue
         if taken_by is None:
@@ -166,6 +168,18 @@ def _origin(alias: Alias) -> tuple[str, cst.BaseExpression, AliasHow] | None:
             return ("param" if source.grad is Grad.LEAF else "tensor", current.source, taken_by)
         return None
     return None
+
+
+def _numpy_view(alias: Alias) -> bool:
+    """``t.numpy()`` without ``force=True``: it shares the tensor's memory or raises (a CUDA
+    tensor, one that requires grad), so it never copies; only what it is called on may."""
+    via = alias.via
+    return (
+        isinstance(via, cst.Call)
+        and isinstance(via.func, cst.Attribute)
+        and via.func.attr.value == "numpy"
+        and not any(argument.keyword is not None and argument.keyword.value == "force" for argument in via.args)
+    )
 
 
 @lru_cache(maxsize=1 << 16)
@@ -257,6 +271,8 @@ class AliasedSnapshot(Checker):
             fix = _short(_copying_elements(expr), 70)  # the elements alias: copy each one
         elif value.alias is None:
             fix = f"copy.deepcopy({_short(expr)})"
+        elif value.kind is Kind.ARRAY:
+            fix = f"{_short(expr)}.copy()"  # a numpy array's own copy
         elif how is AliasHow.DATA and isinstance(expr, cst.Attribute) and expr.attr.value == "data":
             fix = f"{_short(source)}.detach().clone()"
         else:

@@ -1339,6 +1339,9 @@ class Evaluator:
             return UNKNOWN
         if method in api.TENSOR_ONLY_METHODS or any(argument.keyword is not None and argument.keyword.value in api.TENSOR_ONLY_KEYWORDS for argument in call.args):
             return self._tensor_method(tensor(receiver.grad), source, method, call, off)
+        if method == "requires_grad_" and _cloned(source):
+            # ``x.clone().requires_grad_()``: only tensors and modules switch grad, and a module has no clone()
+            return self._tensor_method(tensor(receiver.grad), source, method, call, off)
         if method in _MODULE_ONLY_METHODS - api.STATE_DICT_METHODS - api.LOAD_STATE_METHODS:
             return self._module_method(Value(Kind.MODULE), source, method, call, off)
         if method in api.STATE_DICT_METHODS:
@@ -1362,6 +1365,11 @@ _TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a toke
 _GRAPH_BATCH = Value(
     Kind.CONTAINER, qualname=api.GRAPH_BATCH, fields=tuple((name, tensor(Grad.NO, "a tensor of a graph batch")) for name in sorted(api.GRAPH_TENSOR_ATTRIBUTES))
 )
+
+
+def _cloned(expr: cst.BaseExpression) -> bool:
+    """``x.clone()`` (perhaps ``.detach()``-ed first or after)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("clone", "detach")
 
 
 def _constant_arguments(call: cst.Call) -> bool:

@@ -109,32 +109,32 @@ def test_loop_carried_state_is_what_the_body_made() -> None:
     source = """
 import torch
 import torch.nn as nn
-def f(xs, n):
+def f(xs, n, h0):
     cell = nn.GRUCell(4, 4)
-    h = torch.randn(1, 4)
+    h = h0.detach()
     for x in xs:
         h = cell(x, h)
     probe(h)
-    k = torch.randn(1, 4)
+    k = h0.detach()
     for x in xs:
         if x is None:
             k = cell(x, k)
     probe(k)
-    m = torch.randn(1, 4)
+    m = h0.detach()
     for x in xs:
         m = cell(x, None)
     probe(m)
 """
     # h: read in the body, rebound on every path through it; k: some paths keep the seed;
-    # m: rebound but never read, so nothing is carried and the seed still reaches. (Random
-    # draws, not constants: a tensor of constants gives way to any value that requires grad.)
+    # m: rebound but never read, so nothing is carried and the seed still reaches. (Detached
+    # seeds: new memory such as ``torch.zeros`` gives way to any value that requires grad.)
     assert evidence(source) == ["a module output", None, None]
 
 
-def test_tensor_of_constants_gives_way_where_paths_meet() -> None:
+def test_new_memory_gives_way_where_paths_meet() -> None:
     source = """
 import torch
-def f(model, x, ready):
+def f(model, x, ready, data):
     if ready:
         a = model(x)
     else:
@@ -144,12 +144,20 @@ def f(model, x, ready):
     probe(b)
     c = model(x) if ready else torch.randn(())
     probe(c)
-    d = model(x) if ready else torch.tensor(x)
-    probe(d)
+    d = model(x) if not isinstance(data, torch.Tensor) else data
+    e = d if isinstance(data, torch.Tensor) else torch.as_tensor(data)
+    probe(e)
+    g = model(x) if ready else model(x).detach()
+    probe(g)
+    with torch.no_grad():
+        off = model(x)
+    h = model(x) if ready else off
+    probe(h)
 """
-    # zeros and a tensor of numbers are seeds (the tensor form of ``0``); a random draw and a
-    # copy of data are values of their own, which surely do not require grad on their path.
-    assert evidence(source) == ["a module output", "a module output", None, None]
+    # New memory without history (zeros, a tensor of numbers, a random draw, a conversion of
+    # what is surely no tensor) is a seed; a detached value or one made under no_grad surely
+    # does not require grad by intent, and the join says so.
+    assert evidence(source) == ["a module output"] * 4 + [None, None]
 
 
 # -- isinstance narrowing in a conditional expression (TCL002) ------------------------

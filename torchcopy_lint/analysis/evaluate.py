@@ -398,6 +398,8 @@ class Evaluator:
         for addition in additions:
             if addition.item and addition.nested and _receives_item_store(value, addition.nested):
                 continue  # ``params[name][~mask] = 0.0`` writes into a tensor of ``params``
+            if not addition.item and addition.nested and _held_object(value, addition.nested):
+                continue  # ``meters["loss"].update(v)`` of a ``defaultdict(AverageMeter)``: the meter's own method
             item = self.value(addition.value, addition.grad_disabled)
             if addition.spread:
                 item = element_of(item)
@@ -690,7 +692,7 @@ class Evaluator:
     def _subscript(self, expr: cst.Subscript, off: bool) -> Value:
         receiver = self.value(expr.value, off)
         if receiver.kind is Kind.TENSOR:
-            if is_basic_index(expr):
+            if is_basic_index(expr) or (not receiver.guessed and self._number_index(expr, off)):
                 return receiver.with_(alias=_view_alias(receiver, expr.value))
             return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
         if receiver.kind is Kind.CONTAINER:
@@ -715,6 +717,19 @@ class Evaluator:
             result = self.item_of_dataset(receiver)
             return without_history(result) if off else result
         return UNKNOWN
+
+    def _number_index(self, expr: cst.Subscript, off: bool) -> bool:
+        """``w[self.pad_idx]``, ``w[i, :k]``: every index a slice or a name the file shows to be a
+        number (an int attribute, a ``range`` loop target), so indexing returns a view, as ``w[0]``
+        does; of a tensor the file shows (not one guessed from a name, a loader's batch)."""
+        for element in expr.slice:
+            part = element.slice
+            if isinstance(part, cst.Slice):
+                continue
+            index = part.value  # type: ignore[union-attr]
+            if not isinstance(index, (cst.Name, cst.Attribute)) or self.value(index, off).kind is not Kind.SCALAR:
+                return False  # a literal other than a number is no index of a tensor (``batch["image"]``)
+        return True
 
     # -- arithmetic --------------------------------------------------------------------------
     def _arithmetic(self, left: Value, right: Value, off: bool) -> Value:
@@ -965,13 +980,14 @@ class Evaluator:
             source = self.value(first, off) if first is not None else UNKNOWN
             if source.kind is Kind.TENSOR and qualname in ("torch.as_tensor", "torch.asarray"):
                 return source.with_(alias=Alias(AliasHow.MAYBE, first, source, call))  # type: ignore[arg-type]
+            if source.kind in (Kind.SCALAR, Kind.OBJECT, Kind.NONE) and qualname in ("torch.as_tensor", "torch.asarray"):
+                return _SEED  # ``torch.as_tensor(x)`` of what is surely no tensor or array: new memory
             alias = Alias(AliasHow.MAYBE if qualname != "torch.from_numpy" else AliasHow.SAME, first, source, call) if first is not None else None
             return tensor(Grad.NO, alias=alias)
         if qualname.startswith("torch.") and qualname.count(".") == 1 and short in api.CREATION_FUNCTIONS:
             if is_true(_requires_grad_flag(call)):
                 return tensor(Grad.LEAF, "requires_grad=True")
-            seed = short in api.CONSTANT_CREATION_FUNCTIONS and (short != "tensor" or _constant_arguments(call))
-            return tensor(Grad.NO).with_(seed=True) if seed else tensor(Grad.NO)
+            return _SEED  # new memory without history: where paths meet, it gives way (see values.join)
         if qualname == f"torch.{short}" and short in api.INTEGER_RESULT_FUNCTIONS:
             return tensor(Grad.NO, INTEGERS)  # ``torch.multinomial(probs, 1)``, ``torch.argmax(logits, -1)``
         if api.is_tensor_function(qualname):
@@ -1054,6 +1070,12 @@ class Evaluator:
             return partial
         if qualname == "collections.OrderedDict" and first is not None:
             return self._dict_of(first, off)
+        if qualname == "collections.defaultdict" and first is not None:
+            # ``defaultdict(AverageMeter)``: each missing item is an instance of the file's class
+            factory = self.value(first, off)
+            if factory.cls is not None and factory.kind is Kind.CALLABLE and not factory.alternatives:
+                return container(self.model.instance_of(factory.cls))
+            return UNKNOWN
         if qualname == NAMEDTUPLE:
             names = _field_names(call)
             return Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=tuple((name, UNKNOWN) for name in names)) if names else UNKNOWN
@@ -1226,7 +1248,12 @@ class Evaluator:
         if pair is not None:
             return pair
         if api.is_inplace_method(method):
-            return receiver
+            if receiver.grad.required or off:
+                return receiver
+            # ``torch.zeros(n, d).index_add_(0, idx, h)``: what is written in brings its history
+            given = [self.value(argument.value, off) for argument in call.args if argument.keyword is None]
+            grad, why, _ = combined([value for value in given if value.kind is Kind.TENSOR], off)
+            return receiver.with_(grad=Grad.GRAPH, why=why, seed=False) if grad.required else receiver
         if method == "clone":
             return tensor(derived(receiver.grad, off), receiver.why, loss=receiver.loss)
         if api.returns_tensor(method) or api.is_other_tensor_method(method):
@@ -1361,6 +1388,7 @@ class Evaluator:
 
 # -- helpers ----------------------------------------------------------------------------------
 
+_SEED = tensor(Grad.NO).with_(seed=True)
 _TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a tokenizer returned"), qualname=api.TENSOR_MAPPING)
 _GRAPH_BATCH = Value(
     Kind.CONTAINER, qualname=api.GRAPH_BATCH, fields=tuple((name, tensor(Grad.NO, "a tensor of a graph batch")) for name in sorted(api.GRAPH_TENSOR_ATTRIBUTES))
@@ -1370,22 +1398,6 @@ _GRAPH_BATCH = Value(
 def _cloned(expr: cst.BaseExpression) -> bool:
     """``x.clone()`` (perhaps ``.detach()``-ed first or after)."""
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("clone", "detach")
-
-
-def _constant_arguments(call: cst.Call) -> bool:
-    """Whether the positional arguments of a call are numbers, or displays of numbers
-    (``torch.tensor(0.0)``, ``torch.tensor([1, 2])``; not ``torch.tensor(x)``, a copy of data)."""
-    return all(argument.keyword is not None or _is_number(argument.value) for argument in call.args)
-
-
-def _is_number(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _is_number(expr.expression)
-    if isinstance(expr, (cst.Tuple, cst.List)):
-        return all(isinstance(element, cst.Element) and _is_number(element.value) for element in expr.elements)
-    return False
 
 
 def _returns_tensor_mapping(call: cst.Call) -> bool:
@@ -1443,6 +1455,17 @@ def _view_alias(receiver: Value, source: cst.BaseExpression) -> Alias:
 def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
     alias = Alias(AliasHow.STATE, source, owner)
     return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
+
+
+def _held_object(value: Value, nested: int) -> bool:
+    """Whether what ``d[k].update(v)`` calls a method of (``d[k]``: ``nested`` 1) is, in the
+    container ``value``, an instance of a class of the file: the call is that class's method,
+    not a container's ``update``/``append``."""
+    for _ in range(nested):
+        if value.kind is not Kind.CONTAINER or value.element is None:
+            return False
+        value = value.element
+    return value.cls is not None and value.kind in (Kind.OBJECT, Kind.MODULE)
 
 
 def _receives_item_store(value: Value, nested: int) -> bool:

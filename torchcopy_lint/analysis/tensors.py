@@ -115,8 +115,10 @@ class TensorFacts:
             # (``for p in self.base.parameters(): p.requires_grad_(False)`` in ``__init__``),
             # of a parameter of ``m.parameters()`` or ``m.weight``.
             module = value.owner if value.owner is not None else _parameter_owner(expr)
-            if module is not None and (switches.switched_off(module) or self._ctx.model.is_frozen(module)):
-                return True
+            while module is not None:  # the module, or one it belongs to (``self.teacher`` of ``self.teacher.head``)
+                if switches.switched_off(module) or self._ctx.model.is_frozen(module):
+                    return True
+                module = module.value if isinstance(module, cst.Attribute) else None
         return switches.switched_off(expr)
 
 

@@ -128,8 +128,6 @@ CREATION_FUNCTIONS = _words(
     zeros_like ones_like empty_like full_like rand_like randn_like randint_like empty_strided
     """
 )
-# Those whose tensor holds constants (zeros, a fill value; ``tensor`` of numbers), not random draws.
-CONSTANT_CREATION_FUNCTIONS = _words("tensor zeros ones empty full")
 # Functions that share memory with their argument: ``as_tensor``/``asarray``/``from_numpy``
 # alias a numpy array (or an existing tensor) instead of copying it.
 ALIASING_CONSTRUCTORS = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.frombuffer"})

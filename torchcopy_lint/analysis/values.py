@@ -102,9 +102,11 @@ class Value:
     preset: int = 0  # ``functools.partial(f, a, b)``: positional arguments calls pass before their own
     owner: cst.BaseExpression | None = None  # the module a parameter came from (``model`` in ``model.parameters()``)
     guessed: bool = False  # the kind comes from a name (``criterion(...)``, ``self.model``), not from types
-    # A new tensor of constants (``torch.zeros(n)``, ``torch.tensor(0.0)``): the tensor form of a
-    # literal ``0``, the seed of an accumulator or a default return. Where it meets a tensor that
-    # requires grad on another path, the join is that tensor, as a number's would be (see join).
+    # New memory without history (``torch.zeros(n)``, ``torch.randn(h)``, ``torch.tensor(data)``):
+    # the tensor form of a literal, the seed of an accumulator or a state, a default return, a
+    # conversion of data. Where it meets a tensor that requires grad on another path, the join is
+    # that tensor, as a number's would be (see join); what surely does not require grad by
+    # intent (``detach()``, ``no_grad``, a buffer) does not give way.
     seed: bool = False
     # A union: the values it may be when they are different local functions, classes or
     # instances (``fn`` of ``for fn in {"a": lambda ...: ..., "b": lambda ...: ...}.values()``,

@@ -74,6 +74,13 @@ def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
     return Fix(UNSAFE, ((base, method_call(base, "clone")),))
 
 
+def _rooted_chain(expr: cst.BaseExpression) -> bool:
+    """An attribute and item chain from a name: ``self.teacher[-1]``, ``model.shared[0].weight``."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
@@ -275,7 +282,7 @@ class DetachedInplace(Checker):
             # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
             held_by = subscripted(source)
             dotted = held_by.value if isinstance(held_by, cst.Name) else dotted_name(held_by) if isinstance(held_by, cst.Attribute) else None
-        if dotted is None and isinstance(source, cst.Attribute) and dotted_name(subscripted(source.value)) is not None:
+        if dotted is None and isinstance(source, cst.Attribute) and _rooted_chain(source.value):
             # ``self.teacher[-1].weight.detach()``: held by an indexed object; later reads of the
             # chain are not followed, so only its outliving the function (below) can decide.
             dotted = _short(source)

@@ -125,6 +125,13 @@ def _reads(expr: cst.CSTNode, key: str) -> bool:
     return False
 
 
+def _replaces_item(candidate: Candidate) -> bool:
+    """``self.parts[k] = v``: an item store, which replaces the step's value of ``k`` (one
+    step's graph at a time), unlike ``self.history[k].append(v)``, which keeps each one."""
+    node = candidate.node
+    return isinstance(node, cst.Assign) and any(isinstance(target.target, cst.Subscript) for target in node.targets)
+
+
 def _resets(loop: LoopNode, key: str) -> bool:
     """A plain assignment ``key = ...`` (not ``key = key + x``) among the top-level
     statements of the loop body."""
@@ -260,6 +267,8 @@ class GraphAccumulation(Checker):
             return False
         if self._kept_clone(value):
             return False  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
+        if not isinstance(accumulator, cst.Subscript) and self.ctx.value(accumulator).grad is Grad.LEAF:
+            return False  # ``self.centers -= delta`` of a parameter: autograd refuses it (TCL007's finding), nothing is kept
         if not loops and self._from_parameters(value):
             return False  # a helper accumulating what it is given: judged where it is called (visit_Call)
         if not loops and isinstance(node, cst.Assign) and isinstance(accumulator, cst.Subscript) and not self.ctx.value(accumulator.value).is_tensor:
@@ -727,7 +736,7 @@ class GraphAccumulation(Checker):
                     # unless the accumulator outlives the training loop's iterations too
                     # (``for k, v in parts.items(): totals[k] += v`` with ``totals`` made
                     # before the loop over batches).
-                    if "." not in candidate.accumulator and "(" not in candidate.accumulator and self._survives(candidate, stepping[-1], inside) and not _emptied(stepping[-1], candidate):
+                    if "(" not in candidate.accumulator and not ("." in candidate.accumulator and _replaces_item(candidate)) and self._survives(candidate, stepping[-1], inside) and not _emptied(stepping[-1], candidate):
                         self._report(candidate, self._events[id(stepping[-1])])
                     continue
                 if candidate.per_step:

@@ -81,6 +81,15 @@ def constant_index(subscript: cst.Subscript) -> str | None:
     return code_of(value) if isinstance(value, (cst.SimpleString, cst.Integer)) else None
 
 
+def chain_root(expr: cst.BaseExpression, *, items: bool = False) -> cst.Name | None:
+    """The name an attribute chain starts from (``self`` of ``self.net``); with ``items``, of
+    an attribute and item chain too (``model`` of ``model.shared[0].weight``)."""
+    chain = (cst.Attribute, cst.Subscript) if items else (cst.Attribute,)
+    while isinstance(expr, chain):
+        expr = expr.value
+    return expr if isinstance(expr, cst.Name) else None
+
+
 def root_name(expr: cst.BaseExpression) -> str | None:
     """The variable at the root of an attribute/subscript/method chain."""
     while True:

@@ -32,7 +32,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis import naming
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, written_tensor
 from torchcopy_lint.analysis.bindings import BindingKind, CallSite, ScopeKind
-from torchcopy_lint.analysis.cst_helpers import dotted_name, method_call, names_read, positional_args, short_code, subscripted
+from torchcopy_lint.analysis.cst_helpers import chain_root, dotted_name, method_call, names_read, positional_args, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
 from torchcopy_lint.analysis.torch_api import LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS
@@ -256,7 +256,7 @@ class AliasedSnapshot(Checker):
         if not contains(expr, made):
             # Read from a name or attribute that already holds the alias: taken elsewhere.
             # Only a call of a helper that makes it takes it here (reported in the helper).
-            made_root = _chain_root(made)
+            made_root = chain_root(made)
             if not (isinstance(expr, cst.Call) and made_root is not None and self._elsewhere(made_root)):
                 return None
             origin = made_root
@@ -283,7 +283,7 @@ class AliasedSnapshot(Checker):
         """What ``call`` passes for the helper's parameter ``source``, when it is a name or an
         attribute chain: the caller's object the alias shares storage with (``self.net`` of the
         caller for ``self.net`` in a method called as ``self.snapshot()``)."""
-        root = _chain_root(source)
+        root = chain_root(source)
         if root is None:
             return None
         for binding in self.ctx.bindings_of(root):
@@ -678,13 +678,6 @@ class AliasedSnapshot(Checker):
                 node, top, fix = origin, origin_top, None
                 text = f"{snapshot.text} (returned by a helper)"
         self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
-
-
-def _chain_root(expr: cst.BaseExpression) -> cst.Name | None:
-    """The name an attribute chain starts from (``self`` of ``self.net``)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr if isinstance(expr, cst.Name) else None
 
 
 def _rerooted(chain: cst.BaseExpression, root: cst.BaseExpression) -> cst.BaseExpression:

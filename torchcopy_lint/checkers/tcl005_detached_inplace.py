@@ -20,7 +20,8 @@ from functools import lru_cache
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.aliasing import detached_view, inplace_write, strip_views, writes_values, written_tensor
-from torchcopy_lint.analysis.cst_helpers import dotted_name, short_code, subscripted
+from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
+from torchcopy_lint.analysis.cst_helpers import chain_root, dotted_name, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
@@ -74,19 +75,14 @@ def _clone_after_detach(expr: cst.BaseExpression) -> Fix | None:
     return Fix(UNSAFE, ((base, method_call(base, "clone")),))
 
 
-def _rooted_chain(expr: cst.BaseExpression) -> bool:
-    """An attribute and item chain from a name: ``self.teacher[-1]``, ``model.shared[0].weight``."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
-
-
 def _short(node: cst.CSTNode, limit: int = 40) -> str:
     return short_code(node, limit)
 
 
 _DETACHED = (AliasHow.DETACH, AliasHow.DATA)
-_HOLDING_METHODS = frozenset({"append", "appendleft", "insert"})  # list.insert(i, x): the value is the last argument
+# What puts one value into a container (``list.insert(i, x)``: the value is the last argument);
+# ``extend`` puts in the elements of its argument, not the argument.
+_HOLDING_METHODS = CONTAINER_ADDERS - {"extend"}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -282,7 +278,7 @@ class DetachedInplace(Checker):
             # ``losses[0].detach()``, ``self.fisher[n].detach()``: an item of ``losses``, ``self.fisher``
             held_by = subscripted(source)
             dotted = held_by.value if isinstance(held_by, cst.Name) else dotted_name(held_by) if isinstance(held_by, cst.Attribute) else None
-        if dotted is None and isinstance(source, cst.Attribute) and _rooted_chain(source.value):
+        if dotted is None and isinstance(source, cst.Attribute) and chain_root(source.value, items=True) is not None:
             # ``self.teacher[-1].weight.detach()``: held by an indexed object; later reads of the
             # chain are not followed, so only its outliving the function (below) can decide.
             dotted = _short(source)

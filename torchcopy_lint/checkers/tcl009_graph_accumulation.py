@@ -293,12 +293,12 @@ class GraphAccumulation(Checker):
         return True
 
     def _trained_per_call(self, accumulator: cst.BaseExpression, key: str) -> str:
-        """For an accumulation in a loop: the phrase of :meth:`_called_per_step` when the
+        """For an accumulation in a loop (or a helper's, called outside one): the phrase of :meth:`_called_per_step` when the
         enclosing function trains (once per step) and the accumulator outlives its calls without
         being reset by them (``for b, l in zip(buckets, losses): self.bucket_loss[b] += l`` after
         the step's ``backward()``); else empty."""
-        repeated = self._called_per_step(accumulator)
-        if repeated is None or not repeated.startswith("calls of"):
+        repeated = self._called_per_step(accumulator, training_only=True)
+        if repeated is None:
             return ""
         function = self.ctx.scopes.enclosing_function()
         return "" if isinstance(function, cst.FunctionDef) and _resets(function, key) else repeated
@@ -413,10 +413,10 @@ class GraphAccumulation(Checker):
         if not self.ctx.flow.loops:
             # Outside a loop, in a function that trains once per step: ``self.meter.update(loss)``
             # on an object that outlives the call repeats with the calls.
-            repeated = self._called_per_step(node.func.value) if isinstance(node.func, cst.Attribute) else None
-            if repeated is None or not repeated.startswith("calls of"):
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            per_step = self._trained_per_call(receiver, dotted_name(receiver) or "") if receiver is not None else ""
+            if not per_step:
                 return
-            per_step = repeated
         else:
             self._dispatched_helper_call(node)
         if not isinstance(node.func, (cst.Name, cst.Attribute)):
@@ -523,15 +523,18 @@ class GraphAccumulation(Checker):
                 return top
         return None
 
-    def _called_per_step(self, accumulator: cst.BaseExpression) -> str | None:
+    def _called_per_step(self, accumulator: cst.BaseExpression, *, training_only: bool = False) -> str | None:
         """Outside a loop, the iterations are calls: a forward hook, or a function that runs
         once per training step, adding to something that outlives the call (an attribute,
-        a name of an enclosing scope or the module). The phrase for the message, or None."""
+        a name of an enclosing scope or the module). The phrase for the message, or None
+        (``training_only``: only the calls of a function that trains count, not passes)."""
         function = self.ctx.scopes.enclosing_function()
         info = self.ctx.model.function_info(function) if function is not None else None
         if info is None:
             return None
         in_forward = self._is_trained_forward(info)
+        if training_only and (info.hook_roles is not None or in_forward):
+            return None
         if info.hook_roles is not None:
             repeated = "forward passes (in a hook)"
         elif in_forward:

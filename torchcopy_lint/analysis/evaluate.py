@@ -1396,8 +1396,8 @@ _GRAPH_BATCH = Value(
 
 
 def _cloned(expr: cst.BaseExpression) -> bool:
-    """``x.clone()`` (perhaps ``.detach()``-ed first or after)."""
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("clone", "detach")
+    """``x.clone()`` (``x.detach()`` is a tensor already: ``detach`` is a tensor-only method)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "clone"
 
 
 def _returns_tensor_mapping(call: cst.Call) -> bool:
@@ -1457,25 +1457,27 @@ def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
     return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
 
 
-def _held_object(value: Value, nested: int) -> bool:
-    """Whether what ``d[k].update(v)`` calls a method of (``d[k]``: ``nested`` 1) is, in the
-    container ``value``, an instance of a class of the file: the call is that class's method,
-    not a container's ``update``/``append``."""
+def _item_at(value: Value, nested: int) -> Value | None:
+    """What the container ``value`` holds ``nested`` levels down (``d[k]`` of ``d``: 1)."""
     for _ in range(nested):
         if value.kind is not Kind.CONTAINER or value.element is None:
-            return False
+            return None
         value = value.element
-    return value.cls is not None and value.kind in (Kind.OBJECT, Kind.MODULE)
+    return value
+
+
+def _held_object(value: Value, nested: int) -> bool:
+    """Whether what ``d[k].update(v)`` calls a method of is an instance of a class of the file:
+    the call is that class's method, not a container's ``update``/``append``."""
+    item = _item_at(value, nested)
+    return item is not None and item.cls is not None and item.kind in (Kind.OBJECT, Kind.MODULE)
 
 
 def _receives_item_store(value: Value, nested: int) -> bool:
-    """Whether what ``d[a][b] = v`` stores into (``d[a]``: ``nested`` 1) is, in the container
-    ``value``, a tensor or an array: the store changes its values, not the container."""
-    for _ in range(nested):
-        if value.kind is not Kind.CONTAINER or value.element is None:
-            return False
-        value = value.element
-    return value.kind in (Kind.TENSOR, Kind.ARRAY)
+    """Whether what ``d[a][b] = v`` stores into (``d[a]``: ``nested`` 1) is a tensor or an
+    array: the store changes its values, not the container."""
+    item = _item_at(value, nested)
+    return item is not None and item.kind in (Kind.TENSOR, Kind.ARRAY)
 
 
 def _loader(guessed: bool = False) -> Value:

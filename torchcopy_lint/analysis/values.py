@@ -255,7 +255,7 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
     if numeric and a.kind is Kind.TENSOR and a.seed is not b.seed:
         # ``penalty = torch.zeros(())`` on one path, a loss on the other: what the other path
         # computes is what the value is, as with a number (``total = 0``).
-        seed, other = (a, b) if a.seed else (b, a)
+        other = b if a.seed else a
         if other.grad.required:
             return other
     grad = join_grad(a.grad, b.grad)

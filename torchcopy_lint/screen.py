@@ -1266,16 +1266,29 @@ class _Collector(ast.NodeVisitor):
             self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
         # ``stopper(val_loss, logits)``: an instance's ``__call__``; ``self.head(z)``: a module's ``forward``
         instance_call = [*self._parameters.get("__call__", ()), *self._parameters.get("forward", ())]
+        resolved: dict[str, set[str]] = {}
+        into_instances: set[str] = set()  # what every call of no function of the file passes (flowed once: a union)
+        instance_called = False
         for callee, argument_keys in self._call_sites:
-            functions = _resolve(callee, self._aliases)
+            functions = resolved.get(callee)
+            if functions is None:
+                functions = resolved[callee] = _resolve(callee, self._aliases)
+            passed = None
             for function in functions:
-                for parameter in self._parameters.get(function, ()):
-                    self._flow(parameter, argument_keys | {callee})
+                parameters = self._parameters.get(function)
+                if parameters:
+                    passed = passed or argument_keys | {callee}
+                    for parameter in parameters:
+                        self._flow(parameter, passed)
                 for field_name in self._namedtuples.get(function, ()):
                     self._flow(field_name, argument_keys)  # ``T(*args).a``: a field holds what is passed
             if instance_call and functions.isdisjoint(self._parameters):
-                for parameter in instance_call:
-                    self._flow(parameter, argument_keys | {callee})
+                instance_called = True
+                into_instances |= argument_keys
+                into_instances.add(callee)
+        if instance_called:
+            for parameter in instance_call:
+                self._flow(parameter, into_instances)
         self._dispatched()
         handed: set[str] = set()
         registered = [(factory, context) for factory, context in self._made_by if not context.isdisjoint(self._registering)]

@@ -202,6 +202,7 @@ class Event:
     cut: bool = False  # a write to a tensor read through ``.data``, ``.grad`` or ``.detach()`` (views and items of one too): never a leaf that requires grad
     reference: bool = False  # a snapshot by reference: ``best_model = model`` (a snapshot only where the value is a module)
     container: str | None = None  # ``d[k] = v`` / ``d += v``: the key of ``d`` (``self.d``: ``d``), which changes in place only where it is bound to a tensor
+    shallow: bool = False  # ``copy.copy(x)``: a snapshot only where ``x`` is a module or already an alias ``detach()``, ``.data`` or ``state_dict()`` took
 
     @property
     def changes_values(self) -> bool:
@@ -757,9 +758,10 @@ class _Collector(ast.NodeVisitor):
         cut: bool = False,
         container: str | None = None,
         reference: bool = False,
+        shallow: bool = False,
     ) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, reference, container))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, reference, container, shallow))
 
     def _visit_kept(self, node: ast.AST | None) -> None:
         """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
@@ -772,10 +774,10 @@ class _Collector(ast.NodeVisitor):
         self.visit(node)
         self._keeping -= 1
 
-    def _snapshot(self, keys: frozenset[str]) -> None:
+    def _snapshot(self, keys: frozenset[str], shallow: bool = False) -> None:
         """A snapshot taken, when its value may be kept (see :meth:`_visit_kept`)."""
         if self._keeping:
-            self._event(self.facts.snapshots, keys)
+            self._event(self.facts.snapshots, keys, shallow=shallow)
 
     def _is_local_target(self, target: ast.AST) -> bool:
         """Whether an accumulation's target is held by the current function's own local (not
@@ -1028,7 +1030,7 @@ class _Collector(ast.NodeVisitor):
             elif callee == "clone":
                 self._event(self.facts.clones, argument_keys)  # ``torch.clone`` imported by name
             elif callee in _SNAPSHOT_FUNCTIONS:
-                self._snapshot(argument_keys)  # ``from copy import copy``
+                self._snapshot(argument_keys, shallow=True)  # ``from copy import copy``
             self._value_writes(callee, node)
             if callee == "isinstance" and len(node.args) == 2:
                 self._flow_names(node.args[0], self.keys_in(node.args[1]))
@@ -1089,7 +1091,7 @@ class _Collector(ast.NodeVisitor):
         if method in _SNAPSHOT_METHODS:
             self._snapshot(self.keys_in(receiver))
         elif method in _SNAPSHOT_FUNCTIONS:
-            self._snapshot(argument_keys)  # ``copy.copy(model)``
+            self._snapshot(argument_keys, shallow=True)  # ``copy.copy(model)``
 
     def _callbacks(self, callee: str, node: ast.Call, arguments: list[ast.AST], argument_keys: frozenset[str]) -> None:
         """A function or lambda handed to a call (a hook, ``map``, ``apply``) is called with

@@ -35,11 +35,11 @@ from torchcopy_lint.analysis.bindings import BindingKind, CallSite, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import chain_root, dotted_name, method_call, names_read, positional_args, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
-from torchcopy_lint.analysis.torch_api import LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS
+from torchcopy_lint.analysis.torch_api import DETACHING_METHODS, LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS, STATE_DICT_METHODS
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import contains
-from torchcopy_lint.screen import ScreenFacts, bare, is_leaf_evidence, is_module_like
+from torchcopy_lint.screen import CALLED, ScreenFacts, bare, is_leaf_evidence, is_module_like
 from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -183,6 +183,16 @@ def _numpy_view(alias: Alias) -> bool:
 
 
 @lru_cache(maxsize=1 << 16)
+def _alias_taking(key: str) -> bool:
+    """Screen evidence of an alias :func:`_origin` starts from: ``detach()``, ``.data`` (not a
+    local called ``data``), ``state_dict()``."""
+    if "@" in key and not key.startswith(CALLED):
+        return False
+    name = bare(key)
+    return name in DETACHING_METHODS or name == "data" or name in STATE_DICT_METHODS
+
+
+@lru_cache(maxsize=1 << 16)
 def _trained_state(key: str) -> bool:
     """Screen evidence of trained state: a module, a parameter, an optimizer (see torchcopy_lint/screen.py)."""
     return is_leaf_evidence(key) or is_module_like(key) or naming.is_optimizer_name(bare(key))
@@ -198,10 +208,18 @@ class AliasedSnapshot(Checker):
         in-place write that may reach its source, or, for a snapshot of trained state, a
         step, a load or a call that may train; or trained state kept under a snapshot name."""
         snapshots = facts.snapshots
-        if any(snapshot.reference for snapshot in snapshots):
-            # ``best = model`` is a snapshot only of a module (_module_kept)
+        if any(snapshot.reference or snapshot.shallow for snapshot in snapshots):
+            # ``best = model`` is a snapshot only of a module (_module_kept); ``copy.copy(x)`` only
+            # of a module or of an alias that detach(), .data or state_dict() took (_origin)
             modules = facts.reaching(facts.may_be_module)
-            snapshots = [snapshot for snapshot in snapshots if not snapshot.reference or not modules.isdisjoint(snapshot.names)]
+            taken = facts.reaching(_alias_taking) if any(snapshot.shallow for snapshot in snapshots) else frozenset()
+            snapshots = [
+                snapshot
+                for snapshot in snapshots
+                if not (snapshot.reference or snapshot.shallow)
+                or not modules.isdisjoint(snapshot.names)
+                or (snapshot.shallow and not taken.isdisjoint(snapshot.names))
+            ]
         if not snapshots:
             return False
         if facts.written_into(snapshots) or not LOAD_STATE_METHODS.isdisjoint(facts.called):

@@ -183,6 +183,9 @@ class Trainer:
         ("class C:\n    def f(self):\n        prev = self.depth\n        self.depth += 1\n        return prev\n", "TCL004", False),
         ("def f(net, x):\n    best_model = net\n    net.weight.add_(x)\n    return best_model\n", "TCL004", True),
         ("def f(x, opt):\n    best_model = x\n    for p in x.parameters():\n        p.add_(1)\n    return best_model\n", "TCL004", True),  # a module by what it is used as
+        # TCL007: ``self.W.requires_grad_()`` makes ``self.W`` a leaf, as ``self.W.requires_grad = True`` does.
+        ("import torch\nclass L:\n    def __init__(self, n):\n        self.W = torch.empty(n)\n        self.W.requires_grad_()\n    def decay(self, wd):\n        self.W -= wd * self.W\n", "TCL007", True),
+        ("import torch\nclass L:\n    def __init__(self, n):\n        self.W = torch.empty(n)\n    def decay(self, wd):\n        self.W -= wd * self.W\n", "TCL007", False),
         # TCL004: ``copy.copy(x)`` shares storage only for a module or an alias detach(), .data or state_dict() took.
         ("import copy\ndef f(config):\n    saved = copy.copy(config)\n    config['lr'] = 0.1\n    return saved\n", "TCL004", False),
         ("import copy\ndef f(net, x):\n    saved = copy.copy(net)\n    net.weight.add_(x)\n    return saved\n", "TCL004", True),

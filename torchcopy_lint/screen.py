@@ -202,6 +202,7 @@ class Event:
     cut: bool = False  # a write to a tensor read through ``.data``, ``.grad`` or ``.detach()`` (views and items of one too): never a leaf that requires grad
     reference: bool = False  # a snapshot by reference: ``best_model = model`` (a snapshot only where the value is a module)
     container: str | None = None  # ``d[k] = v`` / ``d += v``: the key of ``d`` (``self.d``: ``d``), which changes in place only where it is bound to a tensor
+    augmented: bool = False  # a write by an augmented assignment (``p -= lr * p.grad``)
     shallow: bool = False  # ``copy.copy(x)``: a snapshot only where ``x`` is a module or already an alias ``detach()``, ``.data`` or ``state_dict()`` took
 
     @property
@@ -271,16 +272,17 @@ class ScreenFacts:
 
     def training_functions(self) -> frozenset[int]:
         """The functions that may train, as ``SemanticModel.trains`` decides (widened): they
-        step, write something that may be a parameter by an in-place method (``p.add_(...)``;
-        not ``p[i] = v`` or ``p += v``, which the model does not count), or call a function of
-        the file that trains (by name), themselves or in a function nested in them."""
+        step, write something that may be a parameter by an in-place method (``p.add_(...)``)
+        or an augmented assignment (``p -= lr * p.grad``; not ``p[i] = v``, which the model does
+        not count), or call a function of the file that trains (by name), themselves or in a
+        function nested in them."""
         if self._training is not None:
             return self._training
         functions = self.functions
         training = {index for index, function in enumerate(functions) if function.steps}
         leaves = self.reaching(is_leaf_evidence)
         for write in self.writes:
-            if write.writes_values_by_method and not leaves.isdisjoint(write.names):
+            if (write.writes_values_by_method or write.augmented) and not leaves.isdisjoint(write.names):
                 index = write.function
                 while index >= 0 and index not in training:
                     training.add(index)
@@ -759,9 +761,10 @@ class _Collector(ast.NodeVisitor):
         container: str | None = None,
         reference: bool = False,
         shallow: bool = False,
+        augmented: bool = False,
     ) -> None:
         local = target is not None and self._is_local_target(target)
-        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, reference, container, shallow))
+        events.append(Event(keys, self._grad_off > 0, self._signals[-1], self._loop_depth[-1] > 0, local, root, by_argument, method, cut, reference, container, augmented, shallow))
 
     def _visit_kept(self, node: ast.AST | None) -> None:
         """Visit a value that may be kept beyond its statement: assigned, returned, yielded,
@@ -791,7 +794,7 @@ class _Collector(ast.NodeVisitor):
         key = self._key(root.id)
         return key.startswith(self._scopes[-1][0]) and key not in self.facts.functions[self._signals[-1]].parameters
 
-    def _write(self, receiver: ast.AST, by_argument: bool = False, method: str | None = None, container: str | None = None) -> None:
+    def _write(self, receiver: ast.AST, by_argument: bool = False, method: str | None = None, container: str | None = None, augmented: bool = False) -> None:
         name = final_name(receiver)
         if name is not None:
             self.facts.written.add(name)
@@ -800,7 +803,7 @@ class _Collector(ast.NodeVisitor):
         while isinstance(base, ast.Subscript):
             base = base.value  # ``w[ids] *= f`` writes ``w``, whatever the index holds
         root_key = self._key(root.id) if isinstance(root, ast.Name) else root.attr if isinstance(root, ast.Attribute) else None
-        self._event(self.facts.writes, self.keys_in(base), root=root_key, by_argument=by_argument, method=method, cut=_cut_from_autograd(receiver), container=container)
+        self._event(self.facts.writes, self.keys_in(base), root=root_key, by_argument=by_argument, method=method, cut=_cut_from_autograd(receiver), container=container, augmented=augmented)
 
     # -- scopes ---------------------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -1074,6 +1077,8 @@ class _Collector(ast.NodeVisitor):
         elif method == "eval" and not node.args and not node.keywords:
             for index in self._signals:
                 self.facts.functions[index].evaluates = True  # ``model.eval()``: an evaluation follows
+        if method == "requires_grad_":  # ``self.W.requires_grad_()`` changes what ``self.W`` is, as ``x.requires_grad = True`` does
+            self._flow_names(receiver, {"." + method})
         if api.is_inplace_method(method):  # any trailing underscore: rules differ on which ones write
             self._write(receiver, method=method)
             if api.writes_values(method) and _on_detach(receiver):
@@ -1217,7 +1222,7 @@ class _Collector(ast.NodeVisitor):
         # to); else it binds ``x + v``, a new object: never an alias of anything.
         target = node.target
         container = self._key(target.id) if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else None
-        self._write(target, container=container)
+        self._write(target, container=container, augmented=True)
         self._flow_names(target, value_keys, element=container is not None)
         base = node.target
         while isinstance(base, ast.Subscript):

@@ -803,6 +803,9 @@ class Evaluator:
                 # ``class Transition(NamedTuple)``: its calls make tuples as ``namedtuple``'s do.
                 return self._namedtuple_instance(Value(Kind.CALLABLE, qualname=NAMEDTUPLE, fields=fields), call, off).with_(cls=callee.cls)
             return self.model.instance_of(callee.cls)
+        dunder_call = self._dunder_call(callee)
+        if dunder_call is not None:
+            return self._call_value(dunder_call, call, off)  # ``cmvn(spec)``: what its class's ``__call__`` returns
         if callee.kind is Kind.MODULE:
             if callee.guessed and callee.qualname is None and not any(argument.keyword is None for argument in call.args):
                 # ``base_encoder(num_classes=128)``: a constructor (not ``module(*args)``, nor a
@@ -814,6 +817,14 @@ class Evaluator:
         if callee.qualname is not None:
             return self._qualified_call(callee.qualname, call, off)
         return UNKNOWN
+
+    def _dunder_call(self, value: Value) -> Value | None:
+        """The bound ``__call__`` of an instance of a class of the file (not a module: its
+        calls run ``forward``), or None."""
+        if value.cls is None or value.kind is not Kind.OBJECT:
+            return None
+        method = self.model.class_attribute(value.cls, "__call__", self)
+        return method if method is not None and method.function is not None else None
 
     def _typed_namedtuple_fields(self, node: cst.ClassDef) -> tuple[tuple[str, Value], ...]:
         """The fields of a ``typing.NamedTuple`` class (its annotated class-level names, in
@@ -897,6 +908,8 @@ class Evaluator:
             if binding is None:
                 continue
             passed = self._argument(site, info, index if index < len(info.params) else None, binding.name)
+            if passed is not None and passed.kind is Kind.UNKNOWN and binding.annotation is not None and self.annotation_value(binding.annotation).kind is not Kind.UNKNOWN:
+                continue  # an argument the file does not type leaves an annotated parameter as its annotation says (as _parameter)
             if passed is not None and passed != self.binding_value(binding):
                 arguments[id(binding)] = passed
         star = info.node.params.star_arg
@@ -1170,8 +1183,8 @@ class Evaluator:
             return self._tensor_method(receiver, source, method, call, off)
         if receiver.cls is not None:
             found = self.model.class_attribute(receiver.cls, method, self, instance=receiver.kind is not Kind.CALLABLE)
-            if found is not None and (found.function is not None or found.kind is Kind.MODULE or (found.qualname == NAMEDTUPLE and found.kind is Kind.CALLABLE)):
-                return self._call_value(found, call, off)  # a method, a submodule, ``self.Transition(*args)``
+            if found is not None and (found.function is not None or found.kind is Kind.MODULE or (found.qualname == NAMEDTUPLE and found.kind is Kind.CALLABLE) or self._dunder_call(found) is not None):
+                return self._call_value(found, call, off)  # a method, a submodule, ``self.Transition(*args)``, ``self.cmvn(spec)``
         if receiver.kind is Kind.MODULE:
             return self._module_method(receiver, source, method, call, off)
         if receiver.kind is Kind.OPTIMIZER:

@@ -42,6 +42,10 @@ def _products(parts: list[list[tuple[str, CallSite | None]]]) -> list[tuple[str,
     return found
 
 
+# AttributeSite.how of ``self.attr.requires_grad_(flag)`` / ``self.attr.requires_grad = flag`` (binder._switch_attribute)
+_GRAD_SWITCHES = frozenset({"grad-on", "grad-off"})
+_SWITCHED = {"grad-on": "a tensor whose requires_grad was switched on", "grad-off": "a tensor whose requires_grad was switched off"}
+
 class SemanticModel:
     def __init__(self, records: Records) -> None:
         self.records = records
@@ -383,7 +387,7 @@ class SemanticModel:
     def trains(self, function: cst.FunctionDef | cst.Lambda) -> bool:
         """Whether calling ``function`` may train: its body (or a local function it calls,
         transitively) calls ``backward()``, steps an optimizer, loads a state dict or writes
-        a parameter in place (``p.data.add_(...)``).
+        a parameter in place (``p.data.add_(...)``, ``p -= lr * p.grad``).
 
         A search of the functions it reaches, each summarised once: so mutual recursion
         (``outer`` calls ``inner``, which calls ``outer``, which steps) gives the same
@@ -432,6 +436,9 @@ class SemanticModel:
                 callee = self.value(node.func).function if isinstance(node.func, (cst.Name, cst.Attribute)) else None
                 if callee is not None and callee is not function:
                     summary[1].append(callee)
+            elif type(node) is cst.AugAssign and self.writes_parameter(node.target):
+                summary = (True, [])  # ``p -= lr * p.grad``: a parameter changed in place, as ``p.sub_(...)`` does
+                break
             pending.extend(iter_children(node))
         self._training_summaries[id(function)] = summary
         return summary
@@ -697,11 +704,17 @@ class SemanticModel:
                     return self.returns_of(function, evaluator)
                 return Value(Kind.CALLABLE, function=method, bound=instance and function is not None and function.is_method)
             sites = [*info.attributes.get(attr, ()), *self._foreign_stores(info, attr)]
+            switches = [site.how for site in sites if site.how in _GRAD_SWITCHES]
+            sites = [site for site in sites if site.how not in _GRAD_SWITCHES]
             additions = [*info.additions.get(attr, []), *self._foreign_additions(info, attr)]
             if sites or additions:
                 stores = [site for site in sites if site.how != "augmented"] or sites
                 values = [self._site_value(site, evaluator) for site in stores]
                 value = join_all(values) if values else UNKNOWN
+                if switches and value.kind is Kind.TENSOR and value.grad is not Grad.GRAPH:
+                    # ``self.W = torch.empty(n, m)`` then ``self.W.requires_grad_()``: a leaf that
+                    # requires grad (both switches seen: either may hold where it is read)
+                    value = join_all([value.with_(grad=Grad.LEAF if how == "grad-on" else Grad.NO, why=_SWITCHED[how]) for how in set(switches)])
                 if stores is not sites:
                     # ``self.centers -= delta`` in another method changes the stored object
                     # in place: what it is after, or before when that method has not run.

@@ -28,7 +28,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
-from torchcopy_lint.analysis.values import AliasHow, Grad, Kind
+from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, bare
@@ -154,6 +154,11 @@ def _root(key: str) -> str:
     return key.split(".", 1)[0]
 
 
+def _item_of_named(expr: cst.BaseExpression) -> bool:
+    """``batch["mask"]``, ``self.cache[0]``: an item at a constant index of a name or attribute chain."""
+    return isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) and constant_index(expr) is not None and _key_of(expr.value) is not None
+
+
 def _maybe_alias(key: str) -> bool:
     """Screen evidence of a result that aliases only sometimes: ``.reshape()``, ``.to()``,
     ``.numpy()`` ... called as methods, or ``reshape``/``from_numpy`` imported by name
@@ -193,11 +198,23 @@ class MaybeAliasWrite(Checker):
             return None
         via = alias.via
         # ``x.detach().cpu().numpy()``: on through the chain to the tensor it starts from.
+        item_alias = None  # the first link taken from an item of a container (``batch["mask"].long()``)
         for _ in range(8):
             inner = alias.source_value.alias
+            if item_alias is None and _item_of_named(alias.source):
+                item_alias = alias
             if _key_of(alias.source) is not None or inner is None or inner.how not in (AliasHow.MAYBE, AliasHow.VIEW, AliasHow.DETACH, AliasHow.DATA):
                 break
             alias = inner
+        origin = self._origin(alias, via, value)
+        if origin is None and item_alias is not None and item_alias is not alias:
+            # the item's own origin is gone (a view of another function's local): the item itself
+            # is the source (``batch["mask"]``, read again after the write)
+            origin = self._origin(item_alias, via, value)
+        return origin
+
+    def _origin(self, alias: Alias, via: cst.BaseExpression | None, value: Value) -> Origin | None:
+        """The :class:`Origin` of a write through a maybe-alias whose chain ends at ``alias``."""
         source, source_value = alias.source, alias.source_value
         source, source_value = self._viewed_parameter(source, source_value)
         key, item, any_item = _key_of(source), None, False

@@ -519,6 +519,16 @@ def is_leaf_evidence(key: str) -> bool:
     return name in api.LEAF_EVIDENCE_NAMES
 
 
+@lru_cache(maxsize=1 << 16)
+def is_detached_evidence(key: str) -> bool:
+    """Evidence of a detached alias: ``detach()`` or ``.data``; not a variable that is merely
+    called ``data`` (``3@data``)."""
+    if "@" in key and not key.startswith(CALLED):
+        return False
+    name = bare(key)
+    return name in api.DETACHING_METHODS or name == "data"
+
+
 _LEAF_METHODS = api.PARAMETER_ITERATORS | api.NAMED_PARAMETER_ITERATORS | frozenset({"requires_grad_"})
 _MODULE_LIKE_NAMES = api.LOSS_FUNCTION_NAMES | frozenset({"Module", "forward", "__call__", "criterion", "objective"})
 _SNAPSHOT_METHODS = api.DETACHING_METHODS | api.STATE_DICT_METHODS

@@ -46,6 +46,7 @@ def _products(parts: list[list[tuple[str, CallSite | None]]]) -> list[tuple[str,
 _GRAD_SWITCHES = frozenset({"grad-on", "grad-off"})
 _SWITCHED = {"grad-on": "a tensor whose requires_grad was switched on", "grad-off": "a tensor whose requires_grad was switched off"}
 
+
 class SemanticModel:
     def __init__(self, records: Records) -> None:
         self.records = records

@@ -35,11 +35,11 @@ from torchcopy_lint.analysis.bindings import BindingKind, CallSite, ScopeKind
 from torchcopy_lint.analysis.cst_helpers import chain_root, dotted_name, method_call, names_read, positional_args, short_code, subscripted
 from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
-from torchcopy_lint.analysis.torch_api import DETACHING_METHODS, LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS, STATE_DICT_METHODS
+from torchcopy_lint.analysis.torch_api import LOAD_STATE_METHODS, NAMED_PARAMETER_ITERATORS, PARAMETER_ITERATORS, STATE_DICT_METHODS
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.walker import contains
-from torchcopy_lint.screen import CALLED, ScreenFacts, bare, is_leaf_evidence, is_module_like
+from torchcopy_lint.screen import CALLED, ScreenFacts, bare, is_detached_evidence, is_leaf_evidence, is_module_like
 from torchcopy_lint.fixes.builders import as_receiver, deepcopy_call, detach_clone, keep_parens, method_call as call_method
 from torchcopy_lint.fixes.model import SAFE, UNSAFE, Fix
 
@@ -184,12 +184,8 @@ def _numpy_view(alias: Alias) -> bool:
 
 @lru_cache(maxsize=1 << 16)
 def _alias_taking(key: str) -> bool:
-    """Screen evidence of an alias :func:`_origin` starts from: ``detach()``, ``.data`` (not a
-    local called ``data``), ``state_dict()``."""
-    if "@" in key and not key.startswith(CALLED):
-        return False
-    name = bare(key)
-    return name in DETACHING_METHODS or name == "data" or name in STATE_DICT_METHODS
+    """Screen evidence of an alias :func:`_origin` starts from: ``detach()``, ``.data``, ``state_dict()``."""
+    return is_detached_evidence(key) or (("@" not in key or key.startswith(CALLED)) and bare(key) in STATE_DICT_METHODS)
 
 
 @lru_cache(maxsize=1 << 16)

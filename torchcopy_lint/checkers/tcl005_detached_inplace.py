@@ -15,7 +15,6 @@ function (or the module) ends, from the flow analysis' ordered name loads and st
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 from torchcopy_lint.lazy import cst
 
@@ -26,8 +25,7 @@ from torchcopy_lint.analysis.flow import Point, may_flow
 from torchcopy_lint.analysis.bindings import BindingKind
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
 from torchcopy_lint.checkers.base import Checker
-from torchcopy_lint.screen import CALLED, ScreenFacts, bare
-from torchcopy_lint.analysis.torch_api import DETACHING_METHODS
+from torchcopy_lint.screen import ScreenFacts, is_detached_evidence
 from torchcopy_lint.fixes.builders import method_call
 from torchcopy_lint.fixes.model import UNSAFE, Fix
 
@@ -85,15 +83,6 @@ _DETACHED = (AliasHow.DETACH, AliasHow.DATA)
 _HOLDING_METHODS = CONTAINER_ADDERS - {"extend"}
 
 
-@lru_cache(maxsize=1 << 16)
-def _detaching(key: str) -> bool:
-    """Screen evidence of a detached alias: ``detach()`` or ``.data`` (see torchcopy_lint/screen.py);
-    not a variable that is merely called ``data`` (``3@data``)."""
-    if "@" in key and not key.startswith(CALLED):
-        return False
-    name = bare(key)
-    return name in DETACHING_METHODS or name == "data"
-
 
 class DetachedInplace(Checker):
     code = "TCL005"
@@ -109,8 +98,8 @@ class DetachedInplace(Checker):
         rooted = [write for write in facts.value_writes if write.root is not None]
         if not rooted:
             return False
-        reached = facts.reaching(_detaching)
-        return any(facts.event_reaches(write, reached, _detaching, (write.root,)) for write in rooted)
+        reached = facts.reaching(is_detached_evidence)
+        return any(facts.event_reaches(write, reached, is_detached_evidence, (write.root,)) for write in rooted)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -101,6 +101,26 @@ class SemanticModel:
         """The bindings that may reach this Name node (empty for builtins and unknowns)."""
         return self.records.resolution.get(id(name), ())
 
+    def caller_owned(self, binding: Binding) -> cst.Name | None:
+        """The function's parameter a binding holds (part of) what the caller passed through:
+        the parameter itself, or a loop or comprehension target over what is read from one
+        (``for k, v in state.items()``, ``for name, layer in model.named_modules()``: what the
+        caller's object holds); None otherwise. Not the elements of the parameter itself
+        (``for batch in loader``: an iterable may make each element afresh)."""
+        if binding.kind is BindingKind.PARAMETER:
+            node = binding.node
+            return node.name if isinstance(node, cst.Param) else None
+        if binding.kind not in (BindingKind.LOOP_TARGET, BindingKind.COMPREHENSION_TARGET):
+            return None
+        iterable = binding.value
+        if not isinstance(iterable, (cst.Attribute, cst.Subscript, cst.Call)):
+            return None
+        while isinstance(iterable, (cst.Attribute, cst.Subscript, cst.Call)):
+            iterable = iterable.func if isinstance(iterable, cst.Call) else iterable.value
+        if isinstance(iterable, cst.Name) and any(other.kind is BindingKind.PARAMETER for other in self.bindings_of(iterable)):
+            return iterable
+        return None
+
     def used_as_tensor(self, binding: Binding) -> bool:
         """Whether the file calls a method only tensors have on this binding's name
         (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``), or gives it as the input of a

@@ -359,6 +359,12 @@ class DetachedInplace(Checker):
             return f"`{_short(source)}` is a gradient the optimizer reads"
         if isinstance(root, cst.Name) and any(binding.kind is BindingKind.PARAMETER for binding in self.ctx.bindings_of(root)):
             return f"`{_short(source)}` is the caller's tensor" if root is source else f"`{_short(source)}` outlives the call"
+        if isinstance(root, cst.Name) and root is source:
+            # ``for k, v in state.items(): v.detach().add_(...)``: an element of the caller's container
+            owners = [self.ctx.model.caller_owned(binding) for binding in self.ctx.bindings_of(root) if binding.kind is not BindingKind.PARAMETER]
+            owner = next((owner for owner in owners if owner is not None), None)
+            if owner is not None:
+                return f"`{root.value}` is an element of the caller's `{owner.value}`"
         return None
 
     leave_Call = leave_AugAssign = _record

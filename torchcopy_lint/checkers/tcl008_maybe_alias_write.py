@@ -241,6 +241,8 @@ class MaybeAliasWrite(Checker):
             outlives = f"`{shown}` is the caller's tensor" if shown == _root(key) else f"`{shown}` outlives the call"
         elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:
             outlives = f"`{key}` is {'a gradient the optimizer reads' if source_value.why == 'a gradient' else 'a parameter'}"
+        elif any(self.ctx.model.caller_owned(binding) is not None for binding in self._root_bindings(source)):
+            outlives = f"`{shown}` outlives the call"  # ``for name, layer in model.named_modules(): m = layer.mask.flatten()``
         elif self._rebinds_its_source(source, key):
             # ``x = x.reshape(...)``: where the write goes through the result, the name no
             # longer reaches the object it came from; a later read of ``x`` that does reach

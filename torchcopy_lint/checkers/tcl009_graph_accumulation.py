@@ -80,6 +80,14 @@ def _accumulator_key(expr: cst.BaseExpression) -> str | None:
     return dotted_name(_container_of(expr))
 
 
+def _hooked_module(info: FunctionInfo, name: cst.Name) -> bool:
+    """Whether ``name`` is the parameter of a forward hook that receives the hooked module."""
+    if info.hook_roles is None or "module" not in info.hook_roles:
+        return False
+    index = info.hook_offset + info.hook_roles.index("module")
+    return index < len(info.params) and info.params[index].name.value == name.value
+
+
 def _root_name(expr: cst.BaseExpression) -> cst.Name | None:
     expr = _container_of(expr)
     while isinstance(expr, (cst.Subscript, cst.Attribute)):
@@ -548,7 +556,9 @@ class GraphAccumulation(Checker):
             return None
         bindings = self.ctx.bindings_of(root)
         outlives = bool(bindings) and all(binding.scope is not info.scope for binding in bindings)
-        if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
+        if isinstance(accumulator, (cst.Attribute, cst.Subscript)) and _hooked_module(info, root):
+            outlives = True  # ``module.maps.append(out)``: an attribute of the hooked module, which outlives the pass
+        elif isinstance(accumulator, (cst.Attribute, cst.Subscript)) and root.value in ("self", "cls"):
             outlives = True
             key = _accumulator_key(accumulator)
             if info.hook_roles is not None and self._consumed_per_step(info, key):

@@ -29,7 +29,7 @@ from torchcopy_lint.analysis.bindings import (
     Scope,
     ScopeKind,
 )
-from torchcopy_lint.analysis.cst_helpers import dotted_name, is_false, is_true, keyword_arg, positional_args, string_value
+from torchcopy_lint.analysis.cst_helpers import bool_literal, dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
 from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
@@ -361,7 +361,7 @@ class Binder:
             self._store(target.target, node.value, node, BindingKind.ASSIGNMENT)
             if isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad":
                 self._switch_parameters_of(target.target.value, not is_false(node.value))
-                self._switch_attribute(target.target.value, True if is_true(node.value) else False if is_false(node.value) else None)
+                self._switch_attribute(target.target.value, bool_literal(node.value))
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotation = node.annotation.annotation
@@ -696,7 +696,7 @@ class Binder:
             enabled = not is_false(flag.value if flag is not None else None)
             self.records.grad_switches.append((_module_of(func.value), enabled))
             self._switch_parameters_of(func.value, enabled)
-            self._switch_attribute(func.value, True if flag is None or is_true(flag.value) else False if is_false(flag.value) else None)
+            self._switch_attribute(func.value, True if flag is None else bool_literal(flag.value))
         if method in self._method_names:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
 

@@ -218,6 +218,14 @@ class FunctionInfo:
         params = self.node.params
         return [*params.posonly_params, *params.params]
 
+    def hook_role(self, index: int) -> str | None:
+        """What a hook's parameter at ``index`` (of :attr:`params`) receives (``"module"``,
+        ``"inputs"``, ``"output"`` ...), or None (not a hook, or a parameter before the roles)."""
+        if self.hook_roles is None or index < self.hook_offset:
+            return None
+        position = index - self.hook_offset
+        return self.hook_roles[position] if position < len(self.hook_roles) else None
+
     @property
     def is_method(self) -> bool:
         """A method that receives its instance as its first parameter."""

@@ -166,6 +166,11 @@ def is_false(expr: cst.BaseExpression | None) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 
 
+def bool_literal(expr: cst.BaseExpression | None) -> bool | None:
+    """``True`` or ``False`` for those literals, None for anything else."""
+    return True if is_true(expr) else False if is_false(expr) else None
+
+
 def target_names(target: cst.BaseExpression) -> list[cst.Name]:
     """The Name nodes an assignment target binds (``a``, ``a, (b, c)``, ``*rest``; not
     attributes or subscripts)."""

@@ -431,11 +431,10 @@ class Evaluator:
         param = binding.node
         params = info.params
         index = next((i for i, candidate in enumerate(params) if candidate is param), None)
-        if info.hook_roles is not None and index is not None and index >= info.hook_offset:
-            role_index = index - info.hook_offset
-            if role_index < len(info.hook_roles):
-                role = _hook_role_value(info.hook_roles[role_index])
-                return without_history(role) if info.hook_runs_without_grad else role
+        hook_role = info.hook_role(index) if index is not None else None
+        if hook_role is not None:
+            role = _hook_role_value(hook_role)
+            return without_history(role) if info.hook_runs_without_grad else role
         if index == 0 and info.cls is not None:
             if "staticmethod" not in info.decorators:
                 if "classmethod" in info.decorators:

@@ -82,10 +82,7 @@ def _accumulator_key(expr: cst.BaseExpression) -> str | None:
 
 def _hooked_module(info: FunctionInfo, name: cst.Name) -> bool:
     """Whether ``name`` is the parameter of a forward hook that receives the hooked module."""
-    if info.hook_roles is None or "module" not in info.hook_roles:
-        return False
-    index = info.hook_offset + info.hook_roles.index("module")
-    return index < len(info.params) and info.params[index].name.value == name.value
+    return any(param.name.value == name.value and info.hook_role(index) == "module" for index, param in enumerate(info.params))
 
 
 def _root_name(expr: cst.BaseExpression) -> cst.Name | None:

@@ -258,7 +258,7 @@ class ScreenFacts:
     flows: dict[str, set[str]] = field(default_factory=dict)  # x -> names whose values may reach x
     binding_sources: dict[str, set[str]] = field(default_factory=dict)  # x -> those of :attr:`flows` that x may be bound to (not only hold as an item)
     noqa: bool = False  # the text holds a ``noqa`` comment (or the word)
-    _reaching: dict[Callable[[str], bool], frozenset[str]] = field(default_factory=dict, repr=False)
+    _reaching: dict[Callable[[str], bool], dict[str, bool]] = field(default_factory=dict, repr=False)
     _users_index: dict[str, list[str]] | None = field(default=None, repr=False)
     _training: frozenset[int] | None = field(default=None, repr=False)
     _calling: dict[str, list[int]] | None = field(default=None, repr=False)  # callee name -> functions calling it
@@ -379,18 +379,19 @@ class ScreenFacts:
     def mentions_any(self, names: Iterable[str]) -> bool:
         return not self.identifiers.isdisjoint(names)
 
-    def reaching(self, evidence: Callable[[str], bool]) -> frozenset[str]:
+    def reaching(self, evidence: Callable[[str], bool]) -> "Reached":
         """Every key whose value may come from a key that ``evidence`` accepts (those
-        included): one backward pass over :attr:`flows`, cached per predicate. Keys are
-        names (``x``, ``3@x`` for a function's local) or ``.method`` for a method called."""
-        # A method of these facts is cached under its function: its bound method as a key
-        # would make a reference cycle (facts -> cache -> method -> facts).
+        included), as a set answering ``in`` and ``isdisjoint``. Keys are names (``x``, ``3@x``
+        for a function's local) or ``.method`` for a method called. Each key asked about is
+        decided by a search back through :attr:`flows` (the keys its value may come from),
+        remembered per predicate: the rules ask about a few keys of a graph of thousands."""
+        # A method of these facts is remembered under its function: the bound method as a
+        # key would make a reference cycle (facts -> answers -> method -> facts).
         cache_key = evidence.__func__ if getattr(evidence, "__self__", None) is self else evidence  # type: ignore[attr-defined]
-        found = self._reaching.get(cache_key)
-        if found is None:
-            users = self._users()
-            found = self._reaching[cache_key] = _spread([key for key in users if evidence(key)], users)
-        return found
+        known = self._reaching.get(cache_key)
+        if known is None:
+            known = self._reaching[cache_key] = {}
+        return Reached(evidence, self.flows, self._users(), known)
 
     def reaching_from(self, keys: Iterable[str]) -> frozenset[str]:
         """``reaching(keys.__contains__)`` without a pass over every key of the graph (and
@@ -469,6 +470,53 @@ class ScreenFacts:
         if container is None:
             return not reached.isdisjoint(event.names if names is None else names)
         return evidence(container) or not reached.isdisjoint(self.binding_sources.get(container, ()))
+
+
+class Reached:
+    """:meth:`ScreenFacts.reaching`'s answer: the keys of ``graph`` some key accepted by
+    ``evidence`` may flow into. A key is looked up by a search back through ``flows``
+    (target -> sources); ``known`` keeps what the searches decided, shared by every answer
+    for the same predicate: a successful search decides the keys on its way to the accepted
+    key, a failed one every key it met (none of them has an accepted key upstream)."""
+
+    __slots__ = ("_evidence", "_flows", "_graph", "_known")
+
+    def __init__(self, evidence: Callable[[str], bool], flows: dict[str, set[str]], graph: dict[str, list[str]], known: dict[str, bool]) -> None:
+        self._evidence = evidence
+        self._flows = flows
+        self._graph = graph
+        self._known = known
+
+    def __contains__(self, key: object) -> bool:
+        if key not in self._graph:
+            return False
+        known = self._known
+        found = known.get(key)  # type: ignore[call-overload]
+        if found is not None:
+            return found
+        evidence, flows = self._evidence, self._flows
+        reached_from: dict[object, object] = {key: None}  # each key met -> the key it was met from
+        pending = [key]
+        while pending:
+            current = pending.pop()
+            state = known.get(current)  # type: ignore[call-overload]
+            if state is False:
+                continue
+            if state or evidence(current):  # type: ignore[arg-type]
+                while current is not None:  # every key on the way back to ``key`` is reached too
+                    known[current] = True  # type: ignore[index]
+                    current = reached_from[current]
+                return True
+            for source in flows.get(current, ()):  # type: ignore[call-overload]
+                if source not in reached_from:
+                    reached_from[source] = current
+                    pending.append(source)
+        for current in reached_from:
+            known[current] = False  # type: ignore[index]
+        return False
+
+    def isdisjoint(self, keys: Iterable[str]) -> bool:
+        return not any(key in self for key in keys)
 
 
 def _spread(pending: list[str], users: dict[str, list[str]]) -> frozenset[str]:

@@ -699,6 +699,8 @@ class Binder:
             self._switch_attribute(func.value, True if flag is None else bool_literal(flag.value))
         if method in self._method_names:
             self.records.calls.append(RawCall(node, self.grad.disabled, self.scope))
+        if isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.records.self_calls.setdefault(method, []).append(RawCall(node, self.grad.disabled, self.scope))
 
     def _switch_attribute(self, target: cst.BaseExpression, enabled: bool | None) -> None:
         """``self.W.requires_grad_()`` (or ``self.W.requires_grad = True``) in a method: the
@@ -783,6 +785,7 @@ class Records:
     functions: dict[int, FunctionInfo] = field(default_factory=dict)
     hooks: list[HookRegistration] = field(default_factory=list)
     calls: list[RawCall] = field(default_factory=list)
+    self_calls: dict[str, list[RawCall]] = field(default_factory=dict)  # ``self.head(h)``, by attribute: a submodule called (see SemanticModel.hooked_inputs)
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)

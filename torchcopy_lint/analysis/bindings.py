@@ -206,6 +206,7 @@ class FunctionInfo:
     # Every registration of it is removed again in the function that made it, and that
     # function runs the model only without grad (features extracted under ``no_grad``).
     hook_runs_without_grad: bool | None = None
+    hooked: list[cst.BaseExpression] = field(default_factory=list)  # the modules a forward hook was registered on (``self.head`` of ``self.head.register_forward_hook(fn)``)
     decorators: tuple[str, ...] = ()  # dotted decorator names (``staticmethod``, ``property`` ...)
     made_without_grad: bool = False  # a lambda written where grad is off (``map(lambda b: f(b), ...)`` under no_grad)
 

@@ -433,7 +433,7 @@ class Evaluator:
         index = next((i for i, candidate in enumerate(params) if candidate is param), None)
         hook_role = info.hook_role(index) if index is not None else None
         if hook_role is not None:
-            role = _hook_role_value(hook_role)
+            role = (self.model.hooked_inputs(info, self) if hook_role == "inputs" else None) or _hook_role_value(hook_role)
             return without_history(role) if info.hook_runs_without_grad else role
         if index == 0 and info.cls is not None:
             if "staticmethod" not in info.decorators:

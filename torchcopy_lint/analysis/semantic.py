@@ -841,9 +841,40 @@ class SemanticModel:
             return False
         info.hook_roles = roles
         info.hook_offset = offset + (1 if bound else 0)
+        if registration is not None and isinstance(registration.call.func, cst.Attribute):
+            info.hooked.append(registration.call.func.value)
         without_grad = registration is not None and self._hook_runs_without_grad(registration, evaluator)
         info.hook_runs_without_grad = without_grad if info.hook_runs_without_grad is None else info.hook_runs_without_grad and without_grad
         return True
+
+    def hooked_inputs(self, info: FunctionInfo, evaluator: Evaluator) -> Value | None:
+        """What a forward hook's ``inputs`` hold, from the calls of the modules it is
+        registered on that the file shows (``self.head(h)`` in ``forward`` for
+        ``self.head.register_forward_hook(fn)``): a tensor with history when every such call
+        passes one first; None when the file shows no call, or one passing anything else
+        (the first layer of a network gets the data)."""
+        sites = [raw for module in info.hooked for raw in self._calls_of_module(module, evaluator)]
+        if not sites:
+            return None
+        for raw in sites:
+            arguments = positional_args(raw.call)
+            passed = evaluator.value(arguments[0].value, raw.grad_disabled) if arguments else UNKNOWN
+            if passed.kind is not Kind.TENSOR or passed.grad is not Grad.GRAPH:
+                return None
+        described = dotted_name(info.hooked[0]) or "the hooked module"
+        return container(tensor(Grad.GRAPH, f"an input of `{described}` (forward hook), computed with grad"))
+
+    def _calls_of_module(self, module: cst.BaseExpression, evaluator: Evaluator) -> list[RawCall]:
+        """The calls of ``module`` (``obj.attr``) the file shows: ``self.attr(...)`` in a
+        method of the class of the file ``obj`` is an instance of (``self.head(h)`` in
+        ``forward`` for ``self.head`` or ``model.head``)."""
+        if not isinstance(module, cst.Attribute):
+            return []
+        owner = evaluator.value(module.value).cls
+        if owner is None:
+            return []
+        calls = self.records.self_calls.get(module.attr.value, ())
+        return [raw for raw in calls if evaluator.value(raw.call.func.value).cls is owner]  # type: ignore[attr-defined]
 
     def _hook_runs_without_grad(self, registration: HookRegistration, evaluator: Evaluator) -> bool:
         """Whether a hook only ever runs without grad: ``handle = m.register_forward_hook(fn)``

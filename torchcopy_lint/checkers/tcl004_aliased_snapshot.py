@@ -300,7 +300,17 @@ class AliasedSnapshot(Checker):
         root = chain_root(source)
         if root is None:
             return None
-        for binding in self.ctx.bindings_of(root):
+        bindings = self.ctx.bindings_of(root)
+        whole = False  # the source is held by what the caller passed, not read from it by name
+        if bindings and all(binding.kind is not BindingKind.PARAMETER for binding in bindings):
+            # ``[layer.loc.detach() for layer in flow.layers]``: an element of what the caller
+            # passed as ``flow``, which training the caller's object changes with it
+            owners = {id(owner): owner for owner in map(self.ctx.model.caller_owned, bindings)}
+            owner = next(iter(owners.values())) if len(owners) == 1 else None
+            if owner is None:
+                return None
+            root, bindings, whole = owner, self.ctx.bindings_of(owner), True
+        for binding in bindings:
             if binding.kind is not BindingKind.PARAMETER:
                 return None
             for info, offset in self.ctx.model.called_functions(self.ctx.value(call.func)):
@@ -313,7 +323,7 @@ class AliasedSnapshot(Checker):
                 else:
                     passed = CallSite(call, False, offset).argument(index, root.value)
                 if isinstance(passed, (cst.Name, cst.Attribute)) and dotted_name(passed) is not None:
-                    return _rerooted(source, passed)
+                    return passed if whole else _rerooted(source, passed)
         return None
 
     def _elsewhere(self, name: cst.Name) -> bool:

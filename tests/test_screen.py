@@ -245,3 +245,44 @@ def test_children_generated_per_node_class_are_those_of_every_field(source: str)
     ``case True``, ``None`` keys of ``{**kw}`` and absent keyword-only defaults."""
     for node in ast.walk(ast.parse(source)):
         assert screen._children(node) == _children_by_isinstance(node), ast.dump(node)[:200]
+
+
+_GRAPH_SOURCE = '''
+import torch
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return self.fc(x)
+
+def train(model, loader, opt):
+    losses, snaps = [], []
+    for x, y in loader:
+        out = model(x)
+        loss = (out - y).pow(2).mean()
+        loss.backward()
+        losses.append(loss)
+        w = model.fc.weight
+        snap = w.detach()
+        snaps.append(snap)
+        alias = snap
+        cfg = {"lr": 0.1}
+        total = len(cfg)
+    return losses, snaps, alias, total
+'''
+
+
+@pytest.mark.parametrize("predicate", ["carries_history", "may_be_module", "is_leaf_evidence", "is_detached_evidence"])
+def test_reaching_is_the_forward_closure_of_the_accepted_keys(predicate: str) -> None:
+    """``ScreenFacts.reaching`` answers key by key, searching back through the flows: it must
+    accept exactly the keys a spread from every accepted key reaches (asked in two orders,
+    since answers are remembered between questions)."""
+    facts = facts_of(ast.parse(_GRAPH_SOURCE), _GRAPH_SOURCE)
+    evidence = getattr(facts, predicate) if hasattr(facts, predicate) else getattr(screen, predicate)
+    users = facts._users()
+    expected = screen._spread([key for key in users if evidence(key)], users)
+    assert expected and set(users) - expected  # the example has keys of both kinds
+    for keys in (sorted(users), sorted(users, reverse=True)):
+        fresh = facts_of(ast.parse(_GRAPH_SOURCE), _GRAPH_SOURCE)
+        reached = fresh.reaching(getattr(fresh, predicate) if hasattr(fresh, predicate) else evidence)
+        assert {key for key in keys if key in reached} == expected
+        assert "no such key" not in reached

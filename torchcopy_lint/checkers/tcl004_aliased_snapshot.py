@@ -103,6 +103,7 @@ class _State:
     snapshots: list[_Snapshot] = field(default_factory=list)
     changes: list[_Change] = field(default_factory=list)
     stored: dict[str, set[str]] = field(default_factory=dict)  # plain name -> the attributes it is stored on (``self.policy_net = net``)
+    rebound: dict[str, list[Point]] = field(default_factory=dict)  # dotted attribute -> when it is assigned (``self.fc = nn.Linear(...)``)
 
 
 def _short(node: cst.CSTNode, limit: int = 50) -> str:
@@ -474,6 +475,9 @@ class AliasedSnapshot(Checker):
             if isinstance(target.target, cst.Attribute) and isinstance(node.value, cst.Name):
                 self._states[-1].stored.setdefault(node.value.value, set()).add(_short(target.target))
             self._keep(node, node.value, target.target, point)
+            dotted = dotted_name(target.target) if isinstance(target.target, cst.Attribute) else None
+            if dotted is not None:
+                self._states[-1].rebound.setdefault(dotted, []).append(point)
         self._record_write(node)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -638,6 +642,12 @@ class AliasedSnapshot(Checker):
         names = self.ctx.flow.name_events
         for snapshot in state.snapshots:
             changes = self._changes_of(snapshot, state)
+            rebinds = _rebinds(snapshot.taken.source, state)
+            if rebinds:
+                # ``old = self.fc; self.fc = nn.Linear(...); self.fc.weight[:k] = old.weight``:
+                # past a new binding of the source, its name reaches another object (an
+                # optimizer's step still changes what it was given)
+                changes = [change for change in changes if change.kind == "step" or may_flow(snapshot.point, change.point, rebinds)]
             source_kills = [event.point for event in names.get(snapshot.source_root or "", ()) if event.store] if snapshot.source_root else []
             if snapshot.escape is not None:
                 if snapshot.taken.kind in _TRAINED and self._kept_for_later(snapshot.taken, snapshot.escape_name) and self._held_twice(snapshot, state):
@@ -702,6 +712,14 @@ class AliasedSnapshot(Checker):
                 node, top, fix = origin, origin_top, None
                 text = f"{snapshot.text} (returned by a helper)"
         self.report(node, fix, top=top, snapshot=text, source=snapshot.taken.source, reason=reason, copy=snapshot.taken.fix)
+
+
+def _rebinds(source: str, state: _State) -> list[Point]:
+    """When an attribute chain ``source`` (``self.fc``) or one it is read through
+    (``self.model`` of ``self.model.fc``) is assigned in the function: from there on the
+    name holds another object."""
+    parts = source.split(".")
+    return [point for end in range(2, len(parts) + 1) for point in state.rebound.get(".".join(parts[:end]), ())]
 
 
 def _rerooted(chain: cst.BaseExpression, root: cst.BaseExpression) -> cst.BaseExpression:

@@ -184,6 +184,14 @@ def test_integer_result_functions_do_not_require_grad() -> None:
         assert not result.requires_grad and not result.is_floating_point(), name
 
 
+def test_elementwise_masks_are_boolean_masks_of_the_input_as_functions_and_methods() -> None:
+    x = torch.tensor([[0.5, float("nan"), float("inf")], [-float("inf"), -1.0, 0.0]])
+    for name in api.ELEMENTWISE_MASKS:
+        for result in (getattr(torch, name)(x), getattr(x, name)()):
+            assert result.dtype is torch.bool and result.shape == x.shape, name
+        x[getattr(torch, name)(x)] = 0.0  # what the binder takes as a tensor's (an array's) index
+
+
 def test_return_type_fields_are_fields_of_torch_return_types() -> None:
     fields = {name for kind in vars(torch.return_types).values() if isinstance(kind, type) for name in getattr(kind, "__match_args__", ())}
     assert sorted(api.RETURN_TYPE_FIELDS - fields) == []

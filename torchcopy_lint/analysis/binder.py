@@ -31,7 +31,7 @@ from torchcopy_lint.analysis.bindings import (
 )
 from torchcopy_lint.analysis.cst_helpers import bool_literal, dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
+from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, ELEMENTWISE_MASKS, MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -1000,7 +1000,7 @@ def _constant_element_of(node: cst.BaseExpression) -> cst.Name | None:
 def _array_index(node: cst.Subscript) -> bool:
     """An index only an array takes: several axes with a slice, ``...`` or ``None`` among them
     (``x[:, 0]``; a tuple key of a dict holds neither), or a mask computed from the indexed name
-    itself (``x[x == unk]``). Lists, dicts and modules take neither; numpy arrays do, but what
+    itself (``x[x == unk]``, ``x[torch.isnan(x)]``). Lists, dicts and modules take neither; numpy arrays do, but what
     numpy makes is typed as such before this evidence is asked (see Evaluator)."""
     elements = node.slice
     if len(elements) > 1:
@@ -1011,9 +1011,17 @@ def _array_index(node: cst.Subscript) -> bool:
     value = index.value
     if isinstance(value, cst.Ellipsis):
         return True
-    if isinstance(value, cst.Comparison) and isinstance(node.value, cst.Name):
-        name = node.value.value
+    if not isinstance(node.value, cst.Name):
+        return False
+    name = node.value.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.BitInvert):
+        value = value.expression  # ``x[~torch.isfinite(x)]``
+    if isinstance(value, cst.Comparison):
         return any(isinstance(part, cst.Name) and part.value == name for part in (value.left, *(target.comparator for target in value.comparisons)))
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ELEMENTWISE_MASKS:
+        # ``x[torch.isnan(x)]``, ``x[x.isinf()]``: a boolean mask of ``x`` itself
+        of = value.args[0].value if value.args else value.func.value
+        return isinstance(of, cst.Name) and of.value == name
     return False
 
 

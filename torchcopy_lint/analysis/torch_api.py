@@ -389,6 +389,10 @@ INTEGER_RESULT_FUNCTIONS = _words(
     isnan isinf isfinite isclose logical_and logical_or logical_not logical_xor
     """
 )
+# Elementwise predicates of one tensor, each a torch function and a tensor method: the result is
+# a boolean mask of the input's shape, so ``x[torch.isnan(x)] = 0`` indexes ``x`` by a mask of
+# itself, which only an array takes (a dict's ``d[max(d)]`` is by a key).
+ELEMENTWISE_MASKS = _words("isnan isinf isfinite isneginf isposinf isreal signbit logical_not")
 # Tensor methods that return a tensor computed from the receiver (history carried along).
 COMPUTING_METHODS = _words(
     """

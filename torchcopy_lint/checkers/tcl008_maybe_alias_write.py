@@ -26,6 +26,7 @@ from typing import Callable
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
+from torchcopy_lint.analysis.keeping import Way, kept_as
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
@@ -180,6 +181,8 @@ class MaybeAliasWrite(Checker):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         # The numpy array's key (see _array_keys) -> the tensors made from it without a copy.
         self._shared: dict[object, list[Shared]] = {}
+        self._shared_names: dict[str, set[int]] = {}  # a tensor's name -> ids of its bindings made that way
+        self._kept_shared: dict[int, str] = {}  # id of such a binding -> how its tensor was kept ("appended to `frames`")
         self._pending: list[Pending] = []
         self._pending_keys: set[str] = set()
         self._pending_roots: set[str] = set()
@@ -332,6 +335,7 @@ class MaybeAliasWrite(Checker):
             if made is None:
                 return
             tensor, tensor_bindings, state = target.value, (made,), False
+            self._shared_names.setdefault(target.value, set()).add(id(made))
         elif isinstance(target, cst.Attribute) and _key_of(target) is not None:
             tensor, tensor_bindings = code_of(target), self._root_bindings(target)
             state = any(binding.kind is BindingKind.PARAMETER for binding in tensor_bindings)
@@ -402,7 +406,13 @@ class MaybeAliasWrite(Checker):
             base = base.value
         for key in self._array_keys(base):
             for shared in self._shared.get(key, ()):
-                self._candidate(node, Origin(shared.tensor, shared.bindings, shared.how, False), written, state=shared.state)
+                origin = Origin(shared.tensor, shared.bindings, shared.how, False)
+                kept = next((self._kept_shared[id(binding)] for binding in shared.bindings if id(binding) in self._kept_shared), None)
+                if kept is not None:
+                    # ``t = torch.from_numpy(buf); frames.append(t); buf[:] = nxt``: what was kept changes
+                    self._report(Pending(node, self.ctx.top_statement, origin, code_of(subscripted(written))), f"`{shared.tensor}` was {kept} before the write")
+                else:
+                    self._candidate(node, origin, written, state=shared.state)
 
     def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression, state: bool = False) -> None:
         """``state``: the source is an attribute of the instance or of an argument, which
@@ -467,6 +477,21 @@ class MaybeAliasWrite(Checker):
     def visit_Name(self, node: cst.Name) -> None:
         if self._pending and node.value in self._pending_keys:
             self._use(node, node.value)
+        made = self._shared_names.get(node.value)
+        if made:
+            self._note_kept(node, made)
+
+    def _note_kept(self, node: cst.Name, made: set[int]) -> None:
+        """A tensor made from a numpy array without a copy, kept past the statement (appended,
+        stored on an attribute or in an item, kept by a function of the file): a later write
+        to the array changes what was kept (``self.buffer.add(obs_t)`` before ``self.obs_buf[:] = nxt``)."""
+        bindings = [binding for binding in self._root_bindings(node) if id(binding) in made]
+        if not bindings:
+            return
+        kept = kept_as(self.ctx, node, lambda method: False, lambda expr: self.ctx.value(expr).is_tensor)
+        if kept is not None and kept.way in (Way.APPENDED, Way.ATTRIBUTE, Way.ITEM):
+            for binding in bindings:
+                self._kept_shared.setdefault(id(binding), kept.text)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if not self._pending:

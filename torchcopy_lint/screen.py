@@ -1540,13 +1540,11 @@ _DISPATCH_KEYS = 512
 
 def _called_keys(facts: ScreenFacts) -> set[str]:
     """Every ``()K`` key the flows and events mention."""
-    found = {key for key in facts.flows if key.startswith(CALLED)}
-    for sources in facts.flows.values():
-        found.update(key for key in sources if key.startswith(CALLED))
+    keys = set(facts.flows).union(*facts.flows.values())  # each key once (a source flows into many targets)
     for events in (facts.writes, facts.accumulations, facts.clones, facts.snapshots):
         for event in events:
-            found.update(key for key in event.names if key.startswith(CALLED))
-    return found
+            keys.update(event.names)
+    return {key for key in keys if key.startswith(CALLED)}
 
 
 _DISPLAY_FACTORIES = frozenset({"dict", "list", "set", "frozenset", "tuple", "defaultdict", "OrderedDict", "Counter", "deque", "str", "int", "float", "bool"})
@@ -1591,6 +1589,8 @@ REQUIRES_GRAD = api.REQUIRES_GRAD_TRUE  # the key of ``requires_grad=True`` (a k
 
 def _resolve(name: str, aliases: dict[str, set[str]], depth: int = 3) -> set[str]:
     """``name`` and, through simple aliases (``T = torch.tensor``, ``import x as T``), what it may stand for."""
+    if name not in aliases:
+        return {name}
     found = {name}
     frontier = {name}
     for _ in range(depth):

@@ -192,6 +192,15 @@ def test_elementwise_masks_are_boolean_masks_of_the_input_as_functions_and_metho
         x[getattr(torch, name)(x)] = 0.0  # what the binder takes as a tensor's (an array's) index
 
 
+@pytest.mark.parametrize("qualname", sorted(api.GRAD_NORM_FUNCTIONS))
+def test_grad_norm_functions_return_a_tensor_without_history(qualname: str) -> None:
+    model = torch.nn.Linear(3, 2)
+    model(torch.randn(4, 3)).sum().backward()
+    function = resolve(qualname)
+    norm = function([p.grad for p in model.parameters()]) if qualname.endswith("get_total_norm") else function(model.parameters(), 1.0)
+    assert isinstance(norm, torch.Tensor) and norm.dim() == 0 and not norm.requires_grad
+
+
 def test_return_type_fields_are_fields_of_torch_return_types() -> None:
     fields = {name for kind in vars(torch.return_types).values() if isinstance(kind, type) for name in getattr(kind, "__match_args__", ())}
     assert sorted(api.RETURN_TYPE_FIELDS - fields) == []

@@ -1056,6 +1056,8 @@ class Evaluator:
                 return tensor(derived(source.grad, off), source.why)
         if qualname in api.LIBRARY_TENSOR_FUNCTIONS:
             return tensor(Grad.NO, f"a tensor from {short}()")
+        if qualname in api.GRAD_NORM_FUNCTIONS:
+            return tensor(Grad.NO, "the gradients' total norm")
         if qualname in api.LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS:
             return container(items=(tensor(Grad.NO, f"a tensor from {short}()"), SCALAR))  # ``waveform, rate = torchaudio.load(path)``
         if qualname in api.GRADIENT_FUNCTIONS:

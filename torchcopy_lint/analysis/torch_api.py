@@ -183,6 +183,11 @@ LIBRARY_TENSOR_FUNCTIONS = frozenset(
         "torch_geometric.utils.to_dense_adj",
     }
 )
+# torch.nn.utils functions that return the gradients' total norm: a tensor computed without grad
+# (``gn = clip_grad_norm_(model.parameters(), 1.0)``; ``torch.tensor(gn)`` copy-constructs it).
+GRAD_NORM_FUNCTIONS = frozenset(
+    {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.get_total_norm"}
+)
 # ``waveform, sample_rate = torchaudio.load(path)``: a tensor and a number.
 LIBRARY_TENSOR_AND_NUMBER_FUNCTIONS = frozenset({"torchaudio.load"})
 # Transforms whose call returns a tensor made from their input (with its history): every

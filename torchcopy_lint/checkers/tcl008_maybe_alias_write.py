@@ -89,6 +89,18 @@ class Shared:
     bindings: tuple[Binding, ...]  # the tensor name's binding, or the attribute root's bindings
     how: str
     state: bool  # an attribute of the instance or of an argument: outlives the function
+    loops: frozenset[int] = frozenset()  # ids of the loops it was made in
+
+
+@dataclass
+class LoopWrite:
+    """An in-place write of a numpy array in a loop body (judged when the loop is left)."""
+
+    node: cst.CSTNode
+    top: cst.CSTNode | None
+    written: cst.BaseExpression
+    keys: list[object]  # the array's keys (see _array_keys)
+    loops: frozenset[int]  # ids of the loops around it
 
 
 
@@ -183,6 +195,8 @@ class MaybeAliasWrite(Checker):
         self._shared: dict[object, list[Shared]] = {}
         self._shared_names: dict[str, set[int]] = {}  # a tensor's name -> ids of its bindings made that way
         self._kept_shared: dict[int, str] = {}  # id of such a binding -> how its tensor was kept ("appended to `frames`")
+        self._loop_writes: list[LoopWrite] = []  # numpy writes in loops not yet left
+        self._reported_writes: set[int] = set()  # ids of the writes reported as changing a kept tensor
         self._pending: list[Pending] = []
         self._pending_keys: set[str] = set()
         self._pending_roots: set[str] = set()
@@ -343,7 +357,7 @@ class MaybeAliasWrite(Checker):
             return
         how = f"`{tensor} = {qualname}({shown})` {effect}"
         for key in self._array_keys(array):
-            self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state))
+            self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state, frozenset(map(id, self.ctx.flow.loops))))
 
     def _forget_attribute(self, target: cst.BaseExpression) -> None:
         """``self.buf = ...``: a later write to ``self.buf`` goes to another array."""
@@ -399,20 +413,53 @@ class MaybeAliasWrite(Checker):
         if origin is not None and (numpy_ok if origin.numpy_result else tensor_ok):
             self._candidate(node, origin, written)
         # A numpy array that a tensor was made from.
-        if not numpy_ok or not self._shared:
+        loops = self.ctx.flow.loops
+        if not numpy_ok or not (self._shared or loops):
             return
         base = written
         while isinstance(base, cst.Subscript) and is_basic_index(base):
             base = base.value
-        for key in self._array_keys(base):
+        keys = self._array_keys(base)
+        if loops and keys:
+            self._loop_writes.append(LoopWrite(node, self.ctx.top_statement, written, keys, frozenset(map(id, loops))))
+        for key in keys:
             for shared in self._shared.get(key, ()):
                 origin = Origin(shared.tensor, shared.bindings, shared.how, False)
-                kept = next((self._kept_shared[id(binding)] for binding in shared.bindings if id(binding) in self._kept_shared), None)
+                kept = self._kept_of(shared)
                 if kept is not None:
                     # ``t = torch.from_numpy(buf); frames.append(t); buf[:] = nxt``: what was kept changes
+                    self._reported_writes.add(id(node))
                     self._report(Pending(node, self.ctx.top_statement, origin, code_of(subscripted(written))), f"`{shared.tensor}` was {kept} before the write")
                 else:
                     self._candidate(node, origin, written, state=shared.state)
+
+    def _kept_of(self, shared: Shared) -> str | None:
+        """How the tensor ``shared`` was kept (see :meth:`_note_kept`), or None."""
+        return next((self._kept_shared[id(binding)] for binding in shared.bindings if id(binding) in self._kept_shared), None)
+
+    def _leave_loop(self, node: cst.For | cst.While) -> None:
+        """The end of a loop: a tensor made from an array later in the body than a write of
+        that array, and kept, is changed by the next iteration's write (``buf[:] = chunk``,
+        then ``frames.append(torch.from_numpy(buf))``)."""
+        if not self._loop_writes:
+            return
+        remaining = []
+        for write in self._loop_writes:
+            if id(node) not in write.loops:
+                remaining.append(write)
+                continue
+            if id(write.node) in self._reported_writes:
+                continue
+            for shared in (shared for key in write.keys for shared in self._shared.get(key, ()) if id(node) in shared.loops):
+                kept = self._kept_of(shared)
+                if kept is not None:
+                    self._reported_writes.add(id(write.node))
+                    origin = Origin(shared.tensor, shared.bindings, shared.how, False)
+                    self._report(Pending(write.node, write.top, origin, code_of(subscripted(write.written))), f"`{shared.tensor}` was {kept} in an earlier iteration")
+                    break
+        self._loop_writes = remaining
+
+    leave_For = leave_While = _leave_loop
 
     def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression, state: bool = False) -> None:
         """``state``: the source is an attribute of the instance or of an argument, which

@@ -99,6 +99,9 @@ class Trainer:
 """
 
 
+_SCALE = "def scale(v, w):\n    w.mul_(2)\n    return v\n\n"
+
+
 @pytest.mark.parametrize(
     ("source", "code", "admitted"),
     [
@@ -190,6 +193,17 @@ class Trainer:
         ("import copy\ndef f(config):\n    saved = copy.copy(config)\n    config['lr'] = 0.1\n    return saved\n", "TCL004", False),
         ("import copy\ndef f(net, x):\n    saved = copy.copy(net)\n    net.weight.add_(x)\n    return saved\n", "TCL004", True),
         ("import copy\ndef f(w):\n    d = w.detach()\n    saved = copy.copy(d)\n    w.add_(1)\n    return saved\n", "TCL004", True),
+        # A call's arguments reach the parameters they may bind (by keyword, else by place; one
+        # place on for a bound method's ``self``), as SemanticModel's call sites pass them.
+        (_SCALE + "def f(model, n):\n    scale(model.weight, n)\n", "TCL007", False),
+        (_SCALE + "def f(model, n):\n    scale(n, model.weight)\n", "TCL007", True),
+        (_SCALE + "def f(model, n):\n    scale(n, w=model.weight)\n", "TCL007", True),
+        (_SCALE + "def f(model, n):\n    scale(w=n, v=model.weight)\n", "TCL007", False),
+        ("class S:\n    def scale(self, w):\n        w.mul_(2)\n\ndef f(s, model):\n    s.scale(model.weight)\n", "TCL007", True),
+        ("def scale(v, *ws):\n    for w in ws:\n        w.mul_(2)\n\ndef f(model, n):\n    scale(n, model.weight)\n", "TCL007", True),
+        # ... any of them where the places are unknown: after a ``*xs``, through an alias (a partial presets some).
+        (_SCALE + "def f(model, n, rest):\n    scale(*rest, model.weight)\n", "TCL007", True),
+        (_SCALE + "def f(model, n):\n    rescale = scale\n    rescale(model.weight, n)\n", "TCL007", True),
     ],
 )
 def test_screen_conditions_follow_values_between_names(source: str, code: str, admitted: bool) -> None:

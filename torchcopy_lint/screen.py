@@ -15,8 +15,9 @@ model (torchcopy_lint/analysis/) can show:
   value reaching ``x`` may come from ``y``: assignments (also to attributes, by
   attribute name: ``self.h0 = nn.Parameter(...)`` makes ``h0 <- {nn, Parameter}``),
   unpacking, loop and comprehension targets, ``with ... as``, returns and yields
-  (into the function's name), call-site arguments (into the called function's
-  parameters), container adders (``xs.append(v)``: ``xs <- v``), subscript stores,
+  (into the function's name), call-site arguments (each into the parameters of the
+  called function it may bind: by keyword, else by place, see ``_Signature.receive``;
+  into all of them through an alias), container adders (``xs.append(v)``: ``xs <- v``), subscript stores,
   hook and callback arguments (into the callback's parameters), annotations,
   ``isinstance`` narrowing, class bases (into the class, and the class into ``self``).
 - **Events with the names they involve**: in-place writes (the receiver's names),
@@ -232,6 +233,54 @@ class FunctionSignals:
     calls: set[str] = field(default_factory=set)  # final names it calls (itself or nested), aliases resolved
     loop_calls: set[str] = field(default_factory=set)  # those of :attr:`calls` called in a loop (of any function around the call) while grad is on
     parameters: frozenset[str] = frozenset()  # the keys of its parameters
+
+
+@dataclass(frozen=True, slots=True)
+class _Passing:
+    """How one call passes its arguments, for matching them to a function's parameters the
+    way the semantic model does (``CallSite.argument``: by keyword name, else by position)."""
+
+    positional: tuple[frozenset[str], ...]  # the keys of each positional argument before any ``*xs``
+    keywords: tuple[tuple[str, frozenset[str]], ...]  # (name, keys) of each ``name=value``
+    spread: frozenset[str]  # ``*xs``, ``**kw`` and the positional arguments after a ``*xs``: any parameter may get them
+    bound: bool  # called as an attribute (``obj.m(x)``): perhaps a bound method, whose arguments go one place on
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Signature:
+    """One function's (or lambda's) parameters, as keys."""
+
+    positional: tuple[str, ...]  # positional-only and ordinary parameters, in order
+    named: dict[str, str]  # every parameter a keyword may name (not ``*args`` or ``**kw``) -> its key
+    vararg: str | None  # ``*args``: any positional argument
+    kwarg: str | None  # ``**kw``: any keyword argument
+    every: tuple[str, ...]
+
+    def receive(self, passing: _Passing, flow: Callable[[str, Iterable[str]], None]) -> None:
+        """Flow each argument of ``passing`` into the parameters it may bind: a positional one
+        into its place (and the next one, for a bound method's ``self``) or ``*args``; a keyword
+        into the parameter of that name or ``**kw``; a spread one into every parameter."""
+        if passing.spread:
+            for key in self.every:
+                flow(key, passing.spread)
+        offsets = (0, 1) if passing.bound else (0,)
+        count = len(self.positional)
+        for place, keys in enumerate(passing.positional):
+            if not keys:
+                continue
+            for offset in offsets:
+                if place + offset < count:
+                    flow(self.positional[place + offset], keys)
+            if self.vararg is not None:
+                flow(self.vararg, keys)
+        for name, keys in passing.keywords:
+            if not keys:
+                continue
+            key = self.named.get(name)
+            if key is not None:
+                flow(key, keys)
+            if self.kwarg is not None:
+                flow(self.kwarg, keys)
 
 
 @dataclass
@@ -626,8 +675,9 @@ class _Collector(ast.NodeVisitor):
         self.facts = ScreenFacts()
         self._aliases: dict[str, set[str]] = {}  # ``T = torch.tensor``, ``import torch.tensor as T``: what a callee may be
         self._raw_calls: list[tuple[str, bool]] = []  # (final callee name, has a non-literal first argument)
-        self._call_sites: list[tuple[str, frozenset[str]]] = []  # (callee, keys of its arguments)
+        self._call_sites: list[tuple[str, frozenset[str], _Passing]] = []  # (callee, keys of its arguments, how it passes them)
         self._parameters: dict[str, list[str]] = {}  # function name -> keys of its parameters
+        self._signatures: dict[str, list[_Signature]] = {}  # function name -> the parameters of each function of that name
         self._grad_off = 0
         self._function: list[tuple[str, ...]] = []  # keys of the enclosing functions (their returns flow into them)
         self._classes: list[tuple[str, ...]] = []  # keys of the enclosing classes
@@ -637,6 +687,7 @@ class _Collector(ast.NodeVisitor):
         self._memo: dict[int, frozenset[str]] = {}  # id(expression) -> its keys, in the current scope
         self._keys: dict[str, str] = {}  # name -> its key, in the current scope
         self._lambda_parameters: dict[int, list[str]] = {}  # id(lambda) -> keys of its parameters
+        self._lambda_signatures: dict[int, _Signature] = {}  # id(lambda) -> its parameters
         self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
         self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
         self._handed: list[tuple[str, frozenset[str]]] = []  # a function handed to a call, by name
@@ -881,6 +932,7 @@ class _Collector(ast.NodeVisitor):
         self._enter(node)
         parameters = self._parameter_keys(node.args)
         self._parameters.setdefault(node.name, []).extend(parameters)
+        self._signatures.setdefault(node.name, []).append(_signature(node.args, parameters))
         self.facts.functions[self._signals[-1]].parameters = frozenset(parameters)
         if self._classes and parameters and not any(final_name(d) == "staticmethod" for d in node.decorator_list):
             self._flow(parameters[0], self._classes[-1])  # ``self`` / ``cls``: an instance of the class
@@ -929,7 +981,8 @@ class _Collector(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
         self._enter(node)
-        self._lambda_parameters[id(node)] = self._parameter_keys(node.args)
+        parameters = self._lambda_parameters[id(node)] = self._parameter_keys(node.args)
+        self._lambda_signatures[id(node)] = _signature(node.args, parameters)
         grad_off = self._grad_off
         self._grad_off = 0
         self._visit_kept(node.body)  # what a lambda returns
@@ -1068,7 +1121,8 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         callee = final_name(node.func)
         arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
-        argument_keys = frozenset().union(*(self.keys_in(argument) for argument in arguments))
+        passing = self._passing(node)
+        argument_keys = frozenset().union(*passing.positional, *(keys for _, keys in passing.keywords), passing.spread)
         looked_up = _looked_up_name(node.func)
         if looked_up is not None or isinstance(node.func, ast.Name) and self._key(node.func.id) in self._lookups:
             # ``getattr(obj, name)(...)``: whatever functions the name's strings name (see _dispatched)
@@ -1082,7 +1136,7 @@ class _Collector(ast.NodeVisitor):
                 if mapped is not None:
                     self._raw_calls.append((mapped, not _is_literal(node.args[1])))
             self._function_calls.append((callee, tuple(self._signals), not self._grad_off and any(self._loop_depth)))
-            self._call_sites.append((callee, argument_keys))
+            self._call_sites.append((callee, argument_keys, passing))
             self._callbacks(callee, node, arguments, argument_keys)
             if callee in _HOOK_REGISTRATIONS:
                 self._registered |= argument_keys
@@ -1107,6 +1161,22 @@ class _Collector(ast.NodeVisitor):
                 self._visit_kept(argument)  # ``history.append(w.detach())``
             return
         self.generic_visit(node)
+
+    def _passing(self, node: ast.Call) -> _Passing:
+        positional: list[frozenset[str]] = []
+        spread: set[str] = set()
+        for argument in node.args:
+            if spread or isinstance(argument, ast.Starred):
+                spread |= self.keys_in(argument)  # from a ``*xs`` on, positions are unknown
+            else:
+                positional.append(self.keys_in(argument))
+        keywords = []
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                spread |= self.keys_in(keyword.value)  # ``**kw``
+            else:
+                keywords.append((keyword.arg, self.keys_in(keyword.value)))
+        return _Passing(tuple(positional), tuple(keywords), frozenset(spread), isinstance(node.func, ast.Attribute))
 
     def _value_writes(self, callee: str, node: ast.Call) -> None:
         """Writes without an in-place method (TCL008's): ``f(x, out=y)``, ``a.fill(v)``,
@@ -1310,7 +1380,7 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
-        facts.call_arguments = frozenset().union(*(keys for _, keys in self._call_sites))
+        facts.call_arguments = frozenset().union(*(keys for _, keys, _ in self._call_sites))
         for callee, with_data in self._raw_calls:
             resolved = _resolve(callee, self._aliases)
             facts.called |= resolved
@@ -1329,19 +1399,32 @@ class _Collector(ast.NodeVisitor):
         # by name), callbacks into the parameters of the function or lambda handed over.
         for name, value in self._lambda_names:
             self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
+            if id(value) in self._lambda_signatures:
+                self._signatures.setdefault(name, []).append(self._lambda_signatures[id(value)])
         # ``stopper(val_loss, logits)``: an instance's ``__call__``; ``self.head(z)``: a module's ``forward``
         instance_call = [*self._parameters.get("__call__", ()), *self._parameters.get("forward", ())]
         resolved: dict[str, set[str]] = {}
         into_instances: set[str] = set()  # what every call of no function of the file passes (flowed once: a union)
         instance_called = False
-        for callee, argument_keys in self._call_sites:
+        for callee, argument_keys, passing in self._call_sites:
             functions = resolved.get(callee)
             if functions is None:
                 functions = resolved[callee] = _resolve(callee, self._aliases)
             passed = None
             for function in functions:
                 parameters = self._parameters.get(function)
-                if parameters:
+                if not parameters:
+                    pass
+                elif function == callee:
+                    # Called by its own name: each argument into the parameters it may bind;
+                    # the callee's name into all of them (as before).
+                    for parameter in parameters:
+                        self._flow(parameter, (callee,))
+                    for signature in self._signatures.get(function, ()):
+                        signature.receive(passing, self._flow)
+                else:
+                    # Through an alias (``step = partial(train_step, model)``, ``f = self.m``): the
+                    # places are unknown (preset or bound arguments come first).
                     passed = passed or argument_keys | {callee}
                     for parameter in parameters:
                         self._flow(parameter, passed)
@@ -1561,6 +1644,22 @@ def _is_display(value: ast.AST) -> bool:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "collections" else None
         return name in _DISPLAY_FACTORIES
     return False
+
+
+def _signature(arguments: ast.arguments, keys: list[str]) -> _Signature:
+    """The parameters of ``arguments`` (``keys``: their keys, in _parameter_keys's order)."""
+    count = len(arguments.posonlyargs) + len(arguments.args)
+    order = [*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs, arguments.kwarg]
+    present = [argument for argument in order if argument is not None]
+    by_argument = dict(zip(map(id, present), keys))
+    named = {argument.arg: by_argument[id(argument)] for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    return _Signature(
+        tuple(keys[:count]),
+        named,
+        by_argument[id(arguments.vararg)] if arguments.vararg is not None else None,
+        by_argument[id(arguments.kwarg)] if arguments.kwarg is not None else None,
+        tuple(keys),
+    )
 
 
 def _is_simple_alias(value: ast.AST) -> bool:

@@ -472,7 +472,7 @@ class ScreenFacts:
         a leaf (:func:`is_leaf_evidence`), a hook's parameters, the result of calling
         something that may be a module or a loss (:func:`is_module_like`, through flows:
         ``net = Net(); out = net(x)``), or a name ``backward()`` is called on (``err.backward()``)."""
-        if key.startswith(CALLED) and key[len(CALLED) :] in self.reaching(is_module_like):
+        if key.startswith(CALLED) and key[len(CALLED) :] in self.reaching(self._module_by_name_or_use):
             return True
         if key.startswith(HANDED_TO):
             return key[len(HANDED_TO) :] in self.hook_registrars
@@ -480,16 +480,23 @@ class ScreenFacts:
             self._differentiated = frozenset(receiver for method, receiver in self.chained if method == "backward")
         return is_leaf_evidence(key) or (bool(self._differentiated) and bare(key) in self._differentiated)
 
+    def _module_by_name_or_use(self, key: str) -> bool:
+        """A module by its name (:func:`is_module_like`) or by what it is used as: a receiver of
+        a method only modules have (``renderer.fine.parameters()``: the model reads an untyped
+        attribute ``fine`` as a module, SemanticModel.class_attribute)."""
+        return is_module_like(key) or bare(key) in self._module_receiver_names()
+
+    def _module_receiver_names(self) -> frozenset[str]:
+        if self._module_receivers is None:
+            self._module_receivers = frozenset(receiver for method, receiver in self.chained if method in api.MODULE_ONLY_METHODS)
+        return self._module_receivers
+
     def may_be_module(self, key: str) -> bool:
         """Evidence the semantic model may read a value as a module (Kind.MODULE): a module-like
         name or class (:func:`is_module_like`), what :meth:`carries_history` accepts (the result
         of calling a module class of the file, a hook's parameters), or a receiver of a method
         only modules have (``x.parameters()``: what it is used as)."""
-        if is_module_like(key) or self.carries_history(key):
-            return True
-        if self._module_receivers is None:
-            self._module_receivers = frozenset(receiver for method, receiver in self.chained if method in api.MODULE_ONLY_METHODS)
-        return bare(key) in self._module_receivers
+        return self._module_by_name_or_use(key) or self.carries_history(key)
 
     def flows_between(self, first: Iterable[str], second: Iterable[str]) -> bool:
         """Whether a value may flow from a key of ``first`` to one of ``second``, or back."""

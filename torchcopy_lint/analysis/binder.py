@@ -31,7 +31,7 @@ from torchcopy_lint.analysis.bindings import (
 )
 from torchcopy_lint.analysis.cst_helpers import bool_literal, dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, ELEMENTWISE_MASKS, MODULE_HOOKS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
+from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, ELEMENTWISE_MASKS, MODULE_HOOKS, MODULE_ITERATORS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -668,6 +668,8 @@ class Binder:
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
+        if isinstance(func.value, cst.Attribute) and method in MODULE_ITERATORS:
+            self.records.module_attributes.add(func.value.attr.value)  # ``renderer.fine.parameters()``: ``fine`` holds a module
         if isinstance(func.value, cst.Name) and (method in TENSOR_ONLY_METHODS or writes_values(method) or any(argument.keyword is not None and argument.keyword.value in TENSOR_ONLY_KEYWORDS for argument in node.args)):
             # ``x.detach()``, ``x.sub_(m)``, ``x.sum(dim=1)``: only a tensor has such a method.
             self.records.tensor_receivers.append(func.value)
@@ -788,6 +790,7 @@ class Records:
     self_calls: dict[str, list[RawCall]] = field(default_factory=dict)  # ``self.head(h)``, by attribute: a submodule called (see SemanticModel.hooked_inputs)
     grad_switches: list[tuple[cst.BaseExpression, bool]] = field(default_factory=list)  # ``m.requires_grad_(flag)`` and ``p.requires_grad = flag`` over ``m.parameters()``: (m, flag)
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
+    module_attributes: set[str] = field(default_factory=set)  # attribute names a module-only iterator is called on (``self.fine.parameters()``)
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
     dtype_guarded: set[int] = field(default_factory=set)  # ids of ``x.float()`` ... under a test of ``x``'s dtype (see Binder._note_dtype_conversion)
     differentiated: list[cst.Name] = field(default_factory=list)  # names ``backward()`` is called on (``loss.backward()``): tensors with autograd history

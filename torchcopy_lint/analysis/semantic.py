@@ -743,6 +743,10 @@ class SemanticModel:
                     value = join_all([value, *updated])
                 if additions:
                     value = evaluator._with_additions(value, additions)
+                if value.kind is Kind.UNKNOWN and attr in self.records.module_attributes and self.names.imports_torch:
+                    # ``self.coarse = coarse`` of an untyped argument, and ``renderer.coarse.parameters()``
+                    # elsewhere: what the attribute is used as (a guess, as for names: see Evaluator.binding_value).
+                    value = Value(Kind.MODULE, guessed=True)
                 return value
         return None
 

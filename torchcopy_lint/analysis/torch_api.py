@@ -482,10 +482,12 @@ MODULE_SELF_METHODS = _words("to cuda cpu train eval float double half bfloat16 
 STATE_DICT_METHODS = _words("state_dict")
 LOAD_STATE_METHODS = _words("load_state_dict")
 # Methods only modules have: a receiver they are called on is a module.
-MODULE_ONLY_METHODS = (
+# Methods only a module has (an optimizer has state_dict() and load_state_dict() too).
+MODULE_ITERATORS = (
     PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS | BUFFER_ITERATORS | NAMED_BUFFER_ITERATORS
-    | SUBMODULE_ITERATORS | NAMED_SUBMODULE_ITERATORS | STATE_DICT_METHODS | LOAD_STATE_METHODS
+    | SUBMODULE_ITERATORS | NAMED_SUBMODULE_ITERATORS
 )
+MODULE_ONLY_METHODS = MODULE_ITERATORS | STATE_DICT_METHODS | LOAD_STATE_METHODS
 # Hook registration methods and the roles of the hook's parameters, in order.
 MODULE_HOOKS: dict[str, tuple[str, ...]] = {
     "register_forward_hook": ("module", "inputs", "output"),

@@ -479,6 +479,9 @@ class Evaluator:
             cls = self.model.class_named_like(binding.name)
             if cls is not None:
                 return self.model.instance_of(cls).with_(guessed=True)  # ``buffer`` of a ``RolloutBuffer``
+            cls = self.model.class_of_elements_named_like(binding.name)
+            if cls is not None:
+                return container(self.model.instance_of(cls).with_(guessed=True)).with_(guessed=True)  # ``graphs`` of ``Graph``s
         if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
             value = _named_like(binding.name) or value
         return value

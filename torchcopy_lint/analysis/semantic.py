@@ -276,6 +276,18 @@ class SemanticModel:
         found = self._classes_by_word.get(word, []) if word is not None else []
         return found[0] if len(found) == 1 else None
 
+    def class_of_elements_named_like(self, name: str) -> cst.ClassDef | None:
+        """The one class of this module whose last word is the singular of the variable's
+        (``graphs`` and ``Graph``, ``episodes`` and ``Episode``): a collection of its instances."""
+        word = naming.class_word(name)
+        if word is None or len(word) < 4 or not word.endswith("s") or self.class_named_like(name) is not None:
+            return None
+        for singular in (word[:-1], word[:-2]) if word.endswith("es") else (word[:-1],):
+            found = self.class_named_like(singular)
+            if found is not None:
+                return found
+        return None
+
     def narrowing(self, name: cst.Name) -> Value | None:
         """What a name is where an ``isinstance`` test (or ``torch.is_tensor``) guards it: a
         tensor for ``isinstance(x, torch.Tensor)``, a module for ``isinstance(m, nn.Conv2d)``,

@@ -235,7 +235,7 @@ class FunctionSignals:
     parameters: frozenset[str] = frozenset()  # the keys of its parameters
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Passing:
     """How one call passes its arguments, for matching them to a function's parameters the
     way the semantic model does (``CallSite.argument``: by keyword name, else by position)."""
@@ -246,7 +246,7 @@ class _Passing:
     bound: bool  # called as an attribute (``obj.m(x)``): perhaps a bound method, whose arguments go one place on
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class _Signature:
     """One function's (or lambda's) parameters, as keys."""
 
@@ -1170,11 +1170,16 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _passing(self, node: ast.Call) -> _Passing:
+        bound = node.func.__class__ is ast.Attribute
+        if not node.keywords and not any(argument.__class__ is ast.Starred for argument in node.args):
+            return _Passing(tuple(map(self.keys_in, node.args)), (), _EMPTY, bound)  # the common case
         positional: list[frozenset[str]] = []
         spread: set[str] = set()
+        unplaced = False  # from a ``*xs`` on, positions are unknown
         for argument in node.args:
-            if spread or isinstance(argument, ast.Starred):
-                spread |= self.keys_in(argument)  # from a ``*xs`` on, positions are unknown
+            unplaced = unplaced or argument.__class__ is ast.Starred
+            if unplaced:
+                spread |= self.keys_in(argument)
             else:
                 positional.append(self.keys_in(argument))
         keywords = []
@@ -1183,7 +1188,7 @@ class _Collector(ast.NodeVisitor):
                 spread |= self.keys_in(keyword.value)  # ``**kw``
             else:
                 keywords.append((keyword.arg, self.keys_in(keyword.value)))
-        return _Passing(tuple(positional), tuple(keywords), frozenset(spread), isinstance(node.func, ast.Attribute))
+        return _Passing(tuple(positional), tuple(keywords), frozenset(spread), bound)
 
     def _value_writes(self, callee: str, node: ast.Call) -> None:
         """Writes without an in-place method (TCL008's): ``f(x, out=y)``, ``a.fill(v)``,

@@ -274,6 +274,8 @@ class GraphAccumulation(Checker):
             return False  # a kept ``x.clone()`` is TCL003's (graph-attached-snapshot) finding
         if not isinstance(accumulator, cst.Subscript) and self.ctx.value(accumulator).grad is Grad.LEAF:
             return False  # ``self.centers -= delta`` of a parameter: autograd refuses it (TCL007's finding), nothing is kept
+        if _through_data(accumulator):
+            return False  # ``w.data += v``: added into memory autograd does not see, no graph is kept (TCL001's finding)
         if not loops and self._from_parameters(value):
             return False  # a helper accumulating what it is given: judged where it is called (visit_Call)
         if not loops and isinstance(node, cst.Assign) and isinstance(accumulator, cst.Subscript) and not self.ctx.value(accumulator.value).is_tensor:
@@ -834,6 +836,14 @@ class GraphAccumulation(Checker):
             for binding in bindings
         )
         return outside and not _resets(loop, candidate.accumulator)
+
+
+def _through_data(accumulator: cst.BaseExpression) -> bool:
+    """``w.data``, ``w.data[i]``: an accumulator read through ``.data`` (the sum lands in the
+    tensor's memory; the result's graph is dropped with the temporary that held it)."""
+    while isinstance(accumulator, cst.Subscript):
+        accumulator = accumulator.value
+    return isinstance(accumulator, cst.Attribute) and accumulator.attr.value == "data"
 
 
 def _accumulation(node: cst.CSTNode, qualname: Callable[[cst.BaseExpression], str | None]) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:

@@ -481,8 +481,8 @@ NAMED_SUBMODULE_ITERATORS = _words("named_children named_modules")
 MODULE_SELF_METHODS = _words("to cuda cpu train eval float double half bfloat16 requires_grad_ apply type share_memory")
 STATE_DICT_METHODS = _words("state_dict")
 LOAD_STATE_METHODS = _words("load_state_dict")
-# Methods only modules have: a receiver they are called on is a module.
-# Methods only a module has (an optimizer has state_dict() and load_state_dict() too).
+# Methods only modules have: a receiver they are called on is a module. The iterators are a
+# module's alone (an optimizer has state_dict() and load_state_dict() too).
 MODULE_ITERATORS = (
     PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS | BUFFER_ITERATORS | NAMED_BUFFER_ITERATORS
     | SUBMODULE_ITERATORS | NAMED_SUBMODULE_ITERATORS

@@ -683,8 +683,8 @@ class _Collector(ast.NodeVisitor):
         self._aliases: dict[str, set[str]] = {}  # ``T = torch.tensor``, ``import torch.tensor as T``: what a callee may be
         self._raw_calls: list[tuple[str, bool]] = []  # (final callee name, has a non-literal first argument)
         self._call_sites: list[tuple[str, frozenset[str], _Passing]] = []  # (callee, keys of its arguments, how it passes them)
-        self._parameters: dict[str, list[str]] = {}  # function name -> keys of its parameters
         self._signatures: dict[str, list[_Signature]] = {}  # function name -> the parameters of each function of that name
+        self._parameters: dict[str, list[str]] = {}  # function name -> keys of all their parameters (made from _signatures in finish)
         self._grad_off = 0
         self._function: list[tuple[str, ...]] = []  # keys of the enclosing functions (their returns flow into them)
         self._classes: list[tuple[str, ...]] = []  # keys of the enclosing classes
@@ -693,7 +693,6 @@ class _Collector(ast.NodeVisitor):
         self._class_body = False  # directly in a class body (its names are attributes)
         self._memo: dict[int, frozenset[str]] = {}  # id(expression) -> its keys, in the current scope
         self._keys: dict[str, str] = {}  # name -> its key, in the current scope
-        self._lambda_parameters: dict[int, list[str]] = {}  # id(lambda) -> keys of its parameters
         self._lambda_signatures: dict[int, _Signature] = {}  # id(lambda) -> its parameters
         self._lambda_names: list[tuple[str, ast.Lambda]] = []  # ``f = lambda x: ...``: called as ``f``
         self._lambda_context: list[tuple[ast.Lambda, frozenset[str]]] = []  # a lambda handed to a call
@@ -938,7 +937,6 @@ class _Collector(ast.NodeVisitor):
                 self._flow(key, self.keys_in(node.returns))
         self._enter(node)
         parameters = self._parameter_keys(node.args)
-        self._parameters.setdefault(node.name, []).extend(parameters)
         self._signatures.setdefault(node.name, []).append(_signature(node.args, parameters))
         self.facts.functions[self._signals[-1]].parameters = frozenset(parameters)
         if self._classes and parameters and not any(final_name(d) == "staticmethod" for d in node.decorator_list):
@@ -988,8 +986,7 @@ class _Collector(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
         self._enter(node)
-        parameters = self._lambda_parameters[id(node)] = self._parameter_keys(node.args)
-        self._lambda_signatures[id(node)] = _signature(node.args, parameters)
+        self._lambda_signatures[id(node)] = _signature(node.args, self._parameter_keys(node.args))
         grad_off = self._grad_off
         self._grad_off = 0
         self._visit_kept(node.body)  # what a lambda returns
@@ -1403,6 +1400,7 @@ class _Collector(ast.NodeVisitor):
         # parameter, SemanticModel._passed_for), or ``partial`` where the file registers a hook
         # (a partial may be handed to one). A function called by a string name gets no hook
         # roles (see SemanticModel._build_indexes).
+        self._parameters = {name: [key for signature in signatures for key in signature.every] for name, signatures in self._signatures.items()}
         registrars = {name for name, parameters in self._parameters.items() if not self._registered.isdisjoint(parameters)}
         facts.hook_registrars = frozenset(_HOOK_REGISTRATIONS | registrars)
         registers = bool(registrars) or not facts.called.isdisjoint(_HOOK_REGISTRATIONS)
@@ -1410,9 +1408,10 @@ class _Collector(ast.NodeVisitor):
         # Call sites into parameters (of every function of that name: methods are found
         # by name), callbacks into the parameters of the function or lambda handed over.
         for name, value in self._lambda_names:
-            self._parameters.setdefault(name, []).extend(self._lambda_parameters.get(id(value), ()))
-            if id(value) in self._lambda_signatures:
-                self._signatures.setdefault(name, []).append(self._lambda_signatures[id(value)])
+            signature = self._lambda_signatures.get(id(value))
+            if signature is not None:
+                self._parameters.setdefault(name, []).extend(signature.every)
+                self._signatures.setdefault(name, []).append(signature)
         # ``stopper(val_loss, logits)``: an instance's ``__call__``; ``self.head(z)``: a module's ``forward``
         instance_call = [*self._parameters.get("__call__", ()), *self._parameters.get("forward", ())]
         resolved: dict[str, set[str]] = {}
@@ -1476,7 +1475,7 @@ class _Collector(ast.NodeVisitor):
                 if looped:
                     facts.functions[index].loop_calls |= resolved
         for value, context in self._lambda_context:
-            for parameter in self._lambda_parameters.get(id(value), ()):
+            for parameter in self._lambda_signatures[id(value)].every if id(value) in self._lambda_signatures else ():
                 self._flow(parameter, context)
         self._calls_through_aliases()
         # ``meta = {}`` ... ``meta[k] = v`` replaces an item of a dict, list or set: no tensor

@@ -121,6 +121,19 @@ class SemanticModel:
             return iterable
         return None
 
+    def callers_element(self, binding: Binding) -> bool:
+        """Whether a binding is a loop target over a parameter that holds a list, tuple or dict
+        (``for g in graphs``): the elements are the caller's objects. Not a DataLoader's (its
+        qualname says what it is) nor what :meth:`caller_owned` leaves out for not knowing the
+        iterable: an iterable may make each element afresh."""
+        iterable = binding.value
+        if binding.kind is not BindingKind.LOOP_TARGET or not isinstance(iterable, cst.Name):
+            return False
+        if not any(other.kind is BindingKind.PARAMETER for other in self.bindings_of(iterable)):
+            return False
+        held = self.value(iterable)
+        return held.kind is Kind.CONTAINER and held.qualname is None
+
     def used_as_tensor(self, binding: Binding) -> bool:
         """Whether the file calls a method only tensors have on this binding's name
         (``x.detach()``, ``x.new_zeros(...)``, ``x.sum(dim=1)``), or gives it as the input of a

@@ -258,7 +258,7 @@ class MaybeAliasWrite(Checker):
             outlives = f"`{shown}` is the caller's tensor" if shown == _root(key) else f"`{shown}` outlives the call"
         elif source_value.why == "a gradient" or source_value.grad is Grad.LEAF:
             outlives = f"`{key}` is {'a gradient the optimizer reads' if source_value.why == 'a gradient' else 'a parameter'}"
-        elif any(self.ctx.model.caller_owned(binding) is not None or self._element_of_callers_container(binding) for binding in self._root_bindings(source)):
+        elif any(self.ctx.model.caller_owned(binding) is not None or self.ctx.model.callers_element(binding) for binding in self._root_bindings(source)):
             outlives = f"`{shown}` outlives the call"  # ``for name, layer in model.named_modules(): m = layer.mask.flatten()``
         elif self._rebinds_its_source(source, key):
             # ``x = x.reshape(...)``: where the write goes through the result, the name no
@@ -307,18 +307,6 @@ class MaybeAliasWrite(Checker):
                 if candidate.kind in _REBINDING_KINDS and not candidate.path and candidate.value is not None and contains(candidate.value, source):
                     return True
         return False
-
-    def _element_of_callers_container(self, binding: Binding) -> bool:
-        """``for g in graphs`` over a parameter that holds a list, tuple or dict: its elements
-        are the caller's objects (not those of a loader or a generator, which may make each
-        element afresh: see SemanticModel.caller_owned)."""
-        iterable = binding.value
-        if binding.kind is not BindingKind.LOOP_TARGET or not isinstance(iterable, cst.Name):
-            return False
-        if not any(other.kind is BindingKind.PARAMETER for other in self.ctx.bindings_of(iterable)):
-            return False
-        held = self.ctx.value(iterable)
-        return held.kind is Kind.CONTAINER and held.qualname is None  # a DataLoader's qualname says what it is
 
     def _root_bindings(self, expr: cst.BaseExpression) -> tuple[Binding, ...]:
         """The bindings of ``expr``'s root name, and through ``x += ...`` (the same object,

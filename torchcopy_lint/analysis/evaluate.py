@@ -443,7 +443,7 @@ class Evaluator:
         if binding.annotation is not None:
             annotated = self.annotation_value(binding.annotation)
             if annotated.kind is not Kind.UNKNOWN:
-                return annotated
+                return self._refined_by_callers(annotated, info, index, binding.name)
         if index == 1:
             step = self.model.epoch_outputs_of(info)
             if step is not None:  # ``validation_epoch_end(self, outputs)``: what each ``validation_step`` returned
@@ -466,11 +466,7 @@ class Evaluator:
             return joined
         if isinstance(param, cst.Param) and (param is info.node.params.star_arg or param is info.node.params.star_kwarg):
             return container()
-        value = UNKNOWN
-        if self.infer_parameters:
-            sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
-            passed = [self._argument(site, info, index, binding.name) for site in sites]
-            value = join_all([v for v in passed if v is not None]) if any(v is not None for v in passed) else UNKNOWN
+        value = self._passed(info, index, binding.name)
         if value.kind is Kind.UNKNOWN and binding.value is not None:
             default = self.value(binding.value)
             if default.kind is not Kind.NONE:
@@ -485,6 +481,23 @@ class Evaluator:
         if value.kind is Kind.UNKNOWN and self.model.names.imports_torch:
             value = _named_like(binding.name) or value
         return value
+
+    def _passed(self, info: FunctionInfo, index: int | None, name: str) -> Value:
+        """What the function's call sites pass for the parameter (joined; UNKNOWN if none is known)."""
+        if not self.infer_parameters:
+            return UNKNOWN
+        sites = info.call_sites if self._known_calls is None else self._known_calls.get(id(info.node), [])
+        passed = [value for value in (self._argument(site, info, index, name) for site in sites) if value is not None]
+        return join_all(passed) if passed else UNKNOWN
+
+    def _refined_by_callers(self, annotated: Value, info: FunctionInfo, index: int | None, name: str) -> Value:
+        """An annotation says a parameter is a tensor (``feat: torch.Tensor``), not whether it
+        requires grad; the callers may (``StyleLoss(model(img))``). Only evidence of history is
+        taken from them: the annotated type stays what the parameter is otherwise."""
+        if annotated.kind is not Kind.TENSOR or annotated.grad is not Grad.UNKNOWN:
+            return annotated
+        passed = self._passed(info, index, name)
+        return passed if passed.kind is Kind.TENSOR and passed.grad.required else annotated
 
     def _argument(self, site: CallSite, info: FunctionInfo, index: int | None, name: str) -> Value | None:
         """What ``site`` passes for the parameter (position ``index``, called ``name``); an

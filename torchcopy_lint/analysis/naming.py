@@ -102,6 +102,20 @@ def is_snapshot_name(name: str) -> bool:
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))
 
 
+# A helper named for what it makes: a copy kept for later (``snapshot_params(model)``,
+# ``backup_weights(net)``, ``copy_params(m)``): its first word, or ``snapshot``/``backup`` anywhere.
+_SNAPSHOT_MAKER_VERBS = frozenset({"snapshot", "backup", "copy", "clone", "save", "stash", "store", "freeze"})
+_SNAPSHOT_NOUNS = frozenset({"snapshot", "snapshots", "backup", "backups"})
+
+
+def is_snapshot_maker_name(name: str) -> bool:
+    """``snapshot_params``, ``take_snapshot``, ``copy_weights``: a function whose name says its
+    result is a copy kept for later (not ``init_weights`` or ``get_last_hidden``, which
+    :func:`is_snapshot_name` accepts for a variable)."""
+    parts = _lower_words(name)
+    return bool(parts) and (parts[0] in _SNAPSHOT_MAKER_VERBS or not _SNAPSHOT_NOUNS.isdisjoint(parts))
+
+
 # Words for a second copy of a model kept beside it (a DQN target network, an EMA teacher),
 # not for a reference a wrapper keeps on purpose (``self._orig_mod = mod``, ``wrapped_module``).
 _MODEL_COPY_WORDS = frozenset(

@@ -6,7 +6,8 @@ snapshot when its value is kept (:mod:`torchcopy_lint.analysis.keeping`): append
 container, stored on an attribute or in an item, bound to a snapshot-like name. Two ways
 of keeping need the whole module and are decided after the walk: a clone bound to a
 plain name that is later kept (``snap = out.clone(); history.append(snap)``), and a clone
-returned by a helper whose callers keep the result (``init = snapshot(model)``).
+returned by a helper whose callers keep the result (``init = snapshot(model)``) or
+whose name says it makes a copy (``pretrained = snapshot_params(model)``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import positional_args, short_code, writes_in_place
 from torchcopy_lint.analysis.keeping import Kept, Way, kept_as
-from torchcopy_lint.analysis.naming import is_snapshot_name
+from torchcopy_lint.analysis.naming import is_snapshot_maker_name, is_snapshot_name
 from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS
 from torchcopy_lint.analysis.values import Grad
 from torchcopy_lint.checkers.base import Checker
@@ -152,9 +153,11 @@ class GraphAttachedSnapshot(Checker):
         if not isinstance(function, (cst.FunctionDef, cst.Lambda)) or id(function) in self._kept_calls:
             return
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
-        if kept is None or kept.way is Way.RETURNED or (kept.way is Way.NAME and not is_snapshot_name(kept.name or "")):
+        if kept is None or kept.way is Way.RETURNED:
             return
         name = function.name.value if isinstance(function, cst.FunctionDef) else short_code(node.func, 30)
+        if kept.way is Way.NAME and not (is_snapshot_name(kept.name or "") or is_snapshot_maker_name(name)):
+            return  # ``out = helper(x)``: a plain result; ``anchor = snapshot_params(model)``: kept
         self._kept_calls[id(function)] = (name, kept)
 
     def _decide(self) -> None:

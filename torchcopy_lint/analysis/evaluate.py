@@ -39,6 +39,7 @@ from torchcopy_lint.analysis.values import (
     Value,
     container,
     element_of,
+    mapping,
     item_of,
     join,
     join_all,
@@ -238,7 +239,7 @@ class Evaluator:
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return container(self.value(expr.elt, off))
         if isinstance(expr, cst.DictComp):
-            return container(self.value(expr.value, off))
+            return mapping(self.value(expr.value, off), self.value(expr.key, off))
         if isinstance(expr, cst.Lambda):
             return Value(Kind.CALLABLE, function=expr)
         if isinstance(expr, cst.NamedExpr):
@@ -261,19 +262,22 @@ class Evaluator:
 
     def _dict_display(self, expr: cst.Dict, off: bool) -> Value:
         values: list[Value] = []
+        keys: list[Value] = []
         fields: list[tuple[str, Value]] = []
         for element in expr.elements:
             if isinstance(element, cst.StarredDictElement):
                 inner = self.value(element.value, off)
-                values.append(element_of(inner))
+                values.append(inner.element or UNKNOWN if inner.kind is Kind.CONTAINER else UNKNOWN)
+                keys.append(element_of(inner))
                 fields.extend(inner.fields)
                 continue
             value = self.value(element.value, off)
             values.append(value)
+            keys.append(self.value(element.key, off))
             key = string_value(element.key)
             if key is not None:
                 fields.append((key, value))
-        return container(join_all(values, numeric=False) if values else UNKNOWN, fields=tuple(fields))
+        return mapping(join_all(values, numeric=False) if values else UNKNOWN, join_all(keys, numeric=False) if keys else UNKNOWN, fields=tuple(fields))
 
     # -- names and bindings -------------------------------------------------------------
     def _name(self, expr: cst.Name) -> Value:
@@ -413,11 +417,11 @@ class Evaluator:
                 else:  # ``stats = {"loss": []}`` then ``stats["loss"].append(v)``
                     fields[known] = (addition.key, join(fields[known][1], item, numeric=False))
         element = join_all([value.element, *added], numeric=False) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added, numeric=False)
-        return Value(Kind.CONTAINER, element=element, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
+        return Value(Kind.CONTAINER, element=element, keys=value.keys, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
 
     def _augmented(self, before: Value, operand: Value, off: bool) -> Value:
         if before.kind is Kind.CONTAINER:
-            return container(join(before.element or UNKNOWN, element_of(operand)), alias=before.alias)
+            return container(join(before.element or UNKNOWN, element_of(operand)), alias=before.alias, keys=before.keys)
         if before.kind is Kind.TENSOR and (before.grad is Grad.LEAF or not (operand.kind is Kind.TENSOR and operand.grad.required)):
             # ``t += x`` writes t in place: it stays what it was (a leaf that requires grad
             # stays one: with grad on, the write raises; under no_grad, it keeps no history).
@@ -577,7 +581,7 @@ class Evaluator:
             if last in _CONTAINER_ANNOTATIONS:
                 inner = [self.annotation_value(argument) for argument in arguments if not isinstance(argument, cst.Ellipsis)]
                 if last in ("dict", "Dict", "Mapping", "MutableMapping", "OrderedDict") and len(inner) == 2:
-                    return container(inner[1])
+                    return mapping(inner[1], inner[0])
                 if last in ("tuple", "Tuple") and inner and not any(isinstance(a, cst.Ellipsis) for a in arguments):
                     return container(items=tuple(inner))
                 return container(join_all(inner) if inner else UNKNOWN)
@@ -720,7 +724,7 @@ class Evaluator:
                     return item_of(receiver, int(index.value, 0))
                 if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus) and isinstance(index.expression, cst.Integer):
                     return item_of(receiver, -int(index.expression.value, 0))
-                return element_of(receiver)
+                return receiver.element or UNKNOWN
             return receiver  # a slice of a list is a list
         if receiver.kind is Kind.MODULE:
             # nn.Sequential(...)[0], self.layers[i]; a ParameterList's or ParameterDict's items
@@ -1104,7 +1108,7 @@ class Evaluator:
             # ``defaultdict(AverageMeter)``: each missing item is an instance of the file's class
             factory = self.value(first, off)
             if factory.cls is not None and factory.kind is Kind.CALLABLE and not factory.alternatives:
-                return container(self.model.instance_of(factory.cls))
+                return mapping(self.model.instance_of(factory.cls))
             return UNKNOWN
         if qualname == NAMEDTUPLE:
             names = _field_names(call)
@@ -1130,8 +1134,8 @@ class Evaluator:
             return container()
         element = value.element or UNKNOWN
         if element.kind is Kind.CONTAINER and element.items is not None and len(element.items) == 2:
-            return container(element.items[1])
-        return value.with_(alias=Alias(AliasHow.SHALLOW, source, value)) if value.alias is not None else container(element, fields=value.fields)
+            return mapping(element.items[1], element.items[0])
+        return value.with_(alias=Alias(AliasHow.SHALLOW, source, value)) if value.alias is not None else mapping(element, value.keys, fields=value.fields)
 
     def _builtin_call(self, name: str, call: cst.Call, off: bool) -> Value:
         positional = positional_args(call)
@@ -1145,7 +1149,7 @@ class Evaluator:
             if args:
                 return self._dict_of(positional[0].value, off)
             fields = tuple((argument.keyword.value, self.value(argument.value, off)) for argument in call.args if argument.keyword is not None)
-            return container(join_all([value for _, value in fields]) if fields else UNKNOWN, fields=fields)
+            return mapping(join_all([value for _, value in fields]) if fields else UNKNOWN, SCALAR if fields else UNKNOWN, fields=fields)
         if name == "zip" and any(argument.star == "*" for argument in call.args):
             if len(call.args) == 1:
                 # ``zip(*rows)``: the columns of the rows (``zip(*transitions)`` of a replay batch)
@@ -1365,11 +1369,11 @@ class Evaluator:
     def _container_method(self, receiver: Value, source: cst.BaseExpression, method: str, call: cst.Call, off: bool) -> Value:
         element = receiver.element or UNKNOWN
         if method == "items":
-            return container(container(items=(UNKNOWN, element)))
+            return container(container(items=(receiver.keys or UNKNOWN, element)))
         if method == "values":
             return container(element)
         if method == "keys":
-            return container(UNKNOWN)
+            return container(receiver.keys or UNKNOWN)
         if method in ("get", "pop", "popleft", "setdefault", "popitem"):
             positional = positional_args(call)
             key = string_value(positional[0].value) if positional else None
@@ -1419,7 +1423,7 @@ class Evaluator:
 # -- helpers ----------------------------------------------------------------------------------
 
 _SEED = tensor(Grad.NO).with_(seed=True)
-_TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a tokenizer returned"), qualname=api.TENSOR_MAPPING)
+_TENSOR_MAPPING = Value(Kind.CONTAINER, element=tensor(Grad.NO, "a tensor a tokenizer returned"), keys=SCALAR, qualname=api.TENSOR_MAPPING)
 _GRAPH_BATCH = Value(
     Kind.CONTAINER, qualname=api.GRAPH_BATCH, fields=tuple((name, tensor(Grad.NO, "a tensor of a graph batch")) for name in sorted(api.GRAPH_TENSOR_ATTRIBUTES))
 )
@@ -1484,7 +1488,7 @@ def _view_alias(receiver: Value, source: cst.BaseExpression) -> Alias:
 
 def _state_dict(source: cst.BaseExpression, owner: Value) -> Value:
     alias = Alias(AliasHow.STATE, source, owner)
-    return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), alias=alias)
+    return Value(Kind.CONTAINER, element=tensor(Grad.NO, "a state_dict entry", alias), keys=SCALAR, alias=alias)
 
 
 def _item_at(value: Value, nested: int) -> Value | None:

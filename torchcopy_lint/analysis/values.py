@@ -91,7 +91,8 @@ class Value:
     grad: Grad = Grad.UNKNOWN
     why: str | None = None  # evidence for grad (or kind): "a module output", "an nn.Parameter"
     alias: Alias | None = None
-    element: "Value | None" = None  # what iterating (or indexing) a container gives
+    element: "Value | None" = None  # what indexing a container gives (and iterating it, unless it is a mapping)
+    keys: "Value | None" = None  # a mapping (a dict, a state dict): what iterating it gives; None: not known to be one
     items: "tuple[Value, ...] | None" = None  # a tuple's known positions
     fields: "tuple[tuple[str, Value], ...]" = ()  # values under constant string keys of a dict
     qualname: str | None = None  # an imported name this value is (torch.nn.Linear, torch.float32)
@@ -116,7 +117,7 @@ class Value:
     # Values are compared field by field, CST nodes by identity.
     def _key(self) -> tuple[object, ...]:
         return (
-            self.kind, self.grad, self.why, self.alias, self.element, self.items, self.fields,
+            self.kind, self.grad, self.why, self.alias, self.element, self.keys, self.items, self.fields,
             self.qualname, id(self.function) if self.function else None, id(self.cls) if self.cls else None, self.loss, self.bound, self.preset, id(self.owner) if self.owner is not None else None, self.guessed,
             self.alternatives, self.seed,
         )
@@ -174,16 +175,21 @@ def tensor(grad: Grad = Grad.UNKNOWN, why: str | None = None, alias: Alias | Non
     return Value(Kind.TENSOR, grad, why, alias, loss=loss)
 
 
-def container(element: Value | None = None, items: tuple[Value, ...] | None = None, fields: tuple[tuple[str, Value], ...] = (), alias: Alias | None = None) -> Value:
+def container(element: Value | None = None, items: tuple[Value, ...] | None = None, fields: tuple[tuple[str, Value], ...] = (), alias: Alias | None = None, keys: Value | None = None) -> Value:
     if element is None and items:
         element = join_all(items, numeric=False)
-    return Value(Kind.CONTAINER, element=element or UNKNOWN, items=items, fields=fields, alias=alias)
+    return Value(Kind.CONTAINER, element=element or UNKNOWN, items=items, fields=fields, alias=alias, keys=keys)
+
+
+def mapping(values: Value | None = None, keys: Value | None = None, fields: tuple[tuple[str, Value], ...] = ()) -> Value:
+    """A dict: ``d[k]`` and ``d.values()`` give ``values``, iterating gives ``keys``."""
+    return container(values, fields=fields, keys=keys or UNKNOWN)
 
 
 def element_of(value: Value) -> Value:
-    """What iterating over ``value`` gives: a container's elements, a tensor's rows."""
+    """What iterating over ``value`` gives: a container's elements (a mapping's keys), a tensor's rows."""
     if value.kind is Kind.CONTAINER:
-        return value.element or UNKNOWN
+        return value.keys if value.keys is not None else value.element or UNKNOWN
     if value.kind is Kind.TENSOR:
         # Rows of a tensor (or the tensors of a tuple output unpacked): views of it.
         return value.with_(alias=value.alias, items=None)
@@ -198,6 +204,8 @@ def item_of(value: Value, index: int | None) -> Value:
     """``value[index]`` for a constant index (or an unknown one: ``None``)."""
     if value.kind is Kind.CONTAINER and value.items is not None and index is not None and -len(value.items) <= index < len(value.items):
         return value.items[index]
+    if value.kind is Kind.CONTAINER:
+        return value.element or UNKNOWN  # ``d[k]`` of a mapping is a value, not a key
     return element_of(value)
 
 
@@ -279,6 +287,7 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         why=why,
         alias=_joined_alias(a, b),
         element=_join_optional(a.element, b.element, numeric=False),
+        keys=_joined_keys(a, b),
         items=items,
         fields=fields,
         qualname=a.qualname if a.qualname == b.qualname else None,
@@ -292,6 +301,13 @@ def join(a: Value, b: Value, numeric: bool = True) -> Value:
         alternatives=alternatives,
         seed=a.seed and b.seed,
     )
+
+
+def _joined_keys(a: Value, b: Value) -> Value | None:
+    """What iterating the join gives, where either is a mapping (the other's elements if not)."""
+    if a.keys is None and b.keys is None:
+        return None
+    return join(element_of(a), element_of(b), numeric=False)
 
 
 _UNION_KINDS = frozenset({Kind.CALLABLE, Kind.OBJECT})

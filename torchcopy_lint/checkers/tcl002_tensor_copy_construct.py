@@ -7,6 +7,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis.cst_helpers import code_of, dotted_name, is_false, is_true, keyword_arg, positional_args, short_code
 from torchcopy_lint.analysis.tensors import YES
 from torchcopy_lint.analysis.torch_api import LEGACY_CONSTRUCTOR_NAMES, LEGACY_CONSTRUCTORS, LEGACY_DTYPES
+from torchcopy_lint.analysis.values import Kind, element_of
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts
 from torchcopy_lint.fixes.builders import detach_clone, keep_parens, keyword, method_call, torch_attr
@@ -133,8 +134,8 @@ class TensorCopyConstruct(Checker):
         if len(positional) != 2 or self.ctx.names.torch_qualname(positional[0].value) != "torch.tensor":
             return
         iterable = positional[1].value
-        element = self.ctx.value(iterable).element
-        if element is not None and element.is_tensor:
+        value = self.ctx.value(iterable)
+        if value.kind is not Kind.TENSOR and element_of(value).is_tensor:
             self.report(node, call=f"`{_short(node, 60)}` over tensors", effect=EFFECT_COPY, instead=f"[t.detach().clone() for t in {_short(iterable)}]")
 
     # -- fixes -------------------------------------------------------------------

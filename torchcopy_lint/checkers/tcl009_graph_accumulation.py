@@ -24,7 +24,7 @@ from torchcopy_lint.analysis import torch_api as api
 from torchcopy_lint.analysis.bindings import BindingKind, CallSite, FunctionInfo
 from torchcopy_lint.analysis.cst_helpers import dotted_name, positional_args, short_code
 from torchcopy_lint.analysis.flow import LoopNode
-from torchcopy_lint.analysis.values import Grad, Kind, Value
+from torchcopy_lint.analysis.values import Grad, Kind, Value, element_of
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import Event, ScreenFacts
 from torchcopy_lint.walker import iter_children
@@ -796,8 +796,8 @@ class GraphAccumulation(Checker):
         """A ``for`` loop over modules: each iteration applies the next layer to the same input."""
         if not isinstance(loop, cst.For):
             return False
-        element = self.ctx.value(loop.iter).element
-        return self.ctx.value(loop.target).kind is Kind.MODULE or (element is not None and element.kind is Kind.MODULE)
+        iterated = self.ctx.value(loop.iter)
+        return self.ctx.value(loop.target).kind is Kind.MODULE or (iterated.kind is not Kind.TENSOR and element_of(iterated).kind is Kind.MODULE)
 
     def _report(self, candidate: Candidate, event: str) -> None:
         if candidate.dispatched:

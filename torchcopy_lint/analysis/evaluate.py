@@ -393,6 +393,8 @@ class Evaluator:
 
     def _with_additions(self, value: Value, additions: list) -> Value:
         """A container grown after it was made: its elements include what was added."""
+        if value.kind is Kind.TENSOR:
+            return self._written_into(value, additions)
         if value.kind not in (Kind.CONTAINER, Kind.UNKNOWN):
             return value
         if value.kind is Kind.UNKNOWN and all(addition.item and not addition.nested for addition in additions):
@@ -418,6 +420,18 @@ class Evaluator:
                     fields[known] = (addition.key, join(fields[known][1], item, numeric=False))
         element = join_all([value.element, *added], numeric=False) if value.kind is Kind.CONTAINER and value.element is not None and value.element != UNKNOWN else join_all(added, numeric=False)
         return Value(Kind.CONTAINER, element=element, keys=value.keys, items=None, fields=tuple(fields), alias=value.alias, qualname=value.qualname)
+
+    def _written_into(self, value: Value, additions: list) -> Value:
+        """``losses[i] = loss`` with grad on: a tensor that did not require grad takes the
+        history of what is stored into it (autograd records a ``CopySlices``)."""
+        if value.grad.required:
+            return value
+        for addition in additions:
+            if addition.item and not addition.nested and not addition.grad_disabled:
+                stored = self.value(addition.value, False)
+                if stored.requires_grad:
+                    return value.with_(grad=Grad.GRAPH, why=stored.why, seed=False)
+        return value
 
     def _augmented(self, before: Value, operand: Value, off: bool) -> Value:
         if before.kind is Kind.CONTAINER:

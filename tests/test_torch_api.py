@@ -251,6 +251,15 @@ def test_legacy_constructors_exist(qualname: str) -> None:
     assert resolve(qualname) is not None
 
 
+@pytest.mark.parametrize("qualname", ["torch.Tensor", "torch.FloatTensor"])
+def test_legacy_constructor_of_a_tensor_is_the_tensor_with_its_history(qualname: str) -> None:
+    """Evaluator._qualified_call: ``torch.FloatTensor(t)`` is an alias of ``t`` that keeps its graph."""
+    weight = torch.ones(3, requires_grad=True)
+    computed = weight * 2
+    made = resolve(qualname)(computed)
+    assert made.data_ptr() == computed.data_ptr() and made.grad_fn is not None and made.requires_grad
+
+
 def test_module_class_rule_against_torch_nn() -> None:
     """Every public nn.Module subclass in torch.nn is a module class; nothing else is."""
     wrong = []

@@ -1014,6 +1014,9 @@ class Evaluator:
         if qualname in api.BUFFER_CLASSES:
             return tensor(Grad.NO, "a buffer")
         if qualname in api.LEGACY_CONSTRUCTORS:
+            source = self.value(first, off) if first is not None and len(positional) == 1 else UNKNOWN
+            if source.kind is Kind.TENSOR:  # ``torch.FloatTensor(t)``: t itself, history included (AliasBackward0)
+                return source.with_(alias=Alias(AliasHow.VIEW, first, source, call))  # type: ignore[arg-type]
             return tensor(Grad.NO)
         short = qualname.rsplit(".", 1)[-1]
         if qualname == f"torch.{short}" and first is not None and (short in api.VALUES_INDICES_ALWAYS or short in api.VALUES_INDICES_WITH_DIM):

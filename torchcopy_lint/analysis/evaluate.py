@@ -1176,7 +1176,15 @@ class Evaluator:
                     return container(container(_strict_join(list(rows.items))), items=tuple(container(item) for item in rows.items))
                 if rows.kind is Kind.CONTAINER:
                     return container(container(rows.element or UNKNOWN))
-            return container(container())
+                return container(container())
+            # ``zip(target.parameters(), *[m.parameters() for m in models])``: each tuple holds
+            # an element of every iterable (its length is unknown: any position is any column).
+            columns: list[Value] = []
+            for argument in call.args:
+                if argument.keyword is None:
+                    iterated = element_of(self.value(argument.value, off))
+                    columns.append(element_of(iterated) if argument.star else iterated)  # ``*xss``: each of its iterables
+            return container(container(_strict_join(columns)))
         if name == "zip":
             return container(container(items=tuple(element_of(arg) for arg in args)))
         if name == "enumerate":

@@ -602,6 +602,7 @@ def _module_like_name(name: str) -> bool:
     return (
         name in _MODULE_LIKE_NAMES
         or naming.is_module_name(name)
+        or naming.is_modules_name(name)  # ``for m in models: m(x)``: what iterating it gives, called
         or naming.is_loss_callee(name)
         or naming.is_model_method(name)
         or "loss" in name.lower()

@@ -1564,6 +1564,8 @@ def _named_like(name: str) -> Value | None:
     DataLoader (guesses, marked as such)."""
     if naming.is_module_name(name):
         return Value(Kind.MODULE, guessed=True)
+    if naming.is_modules_name(name):
+        return container(Value(Kind.MODULE, guessed=True)).with_(guessed=True)
     if naming.is_loader_name(name):
         return _loader(guessed=True)
     if naming.is_optimizer_name(name):

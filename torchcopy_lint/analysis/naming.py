@@ -191,6 +191,25 @@ def is_module_name(name: str) -> bool:
     return name.lower() in MODULE_WORDS or any(part in MODULE_WORDS or (part.endswith("net") and len(part) <= 9 and part not in _NOT_NETWORKS) for part in parts)
 
 
+# Plurals of module words: a collection of modules (``models``, ``critics``, ``teachers``);
+# not ``layers`` or ``heads`` (a ModuleList is a module; ``heads`` is often a count).
+_MODULES_WORDS = frozenset(
+    """
+    models nets networks encoders decoders generators discriminators critics actors policies
+    classifiers students teachers
+    """.split()
+)
+
+
+def is_modules_name(name: str) -> bool:
+    """``models``, ``teacher_models``, ``critics``: a name for a collection of nn.Modules (not
+    ``models_dir`` or ``num_models``)."""
+    parts = _lower_words(name)
+    if not parts or parts[0] in _VERBS or any(part in _QUANTITY_WORDS or part in _NOT_AN_OBJECT_WORDS for part in parts):
+        return False
+    return parts[-1] in _MODULES_WORDS
+
+
 def is_optimizer_name(name: str) -> bool:
     """``optimizer``, ``opt``, ``d_optim``, ``optimizerG``: an optimizer (not a scheduler,
     not ``optimizer_cfg``)."""

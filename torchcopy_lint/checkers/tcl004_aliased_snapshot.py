@@ -59,6 +59,7 @@ class _Taken:
     state: bool = False  # a state dict: stored anywhere, it is only ever kept to be restored
     reference: bool = False  # a module itself kept by reference (``best_model = model``)
     origin: cst.BaseExpression | None = None  # where the alias was made, when in another function (a helper's return)
+    copied: bool = False  # a module's shallow copy (``copy.copy(model)``): meant as a second model
 
 
 @dataclass
@@ -281,7 +282,8 @@ class AliasedSnapshot(Checker):
         if kind == "tensor" and isinstance(source, cst.Attribute) and self._is_buffer(source):
             kind = "param"  # a buffer of a module (``model.running_mean``): module state that training changes
         if kind in ("module", "optimizer") and how in (AliasHow.STATE, AliasHow.SAME):
-            return _Taken(kind, text, f"copy.deepcopy({_short(source if how is AliasHow.SAME else expr)})", how is AliasHow.STATE, how is AliasHow.SAME, origin), root
+            same = how is AliasHow.SAME  # of a module: only its shallow copy (``copy.copy(model)``)
+            return _Taken(kind, text, f"copy.deepcopy({_short(source if same else expr)})", how is AliasHow.STATE, same, origin, copied=same), root
         if value.alias is None and isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             fix = _short(_copying_elements(expr), 70)  # the elements alias: copy each one
         elif value.alias is None:
@@ -679,8 +681,11 @@ class AliasedSnapshot(Checker):
         an attribute (``self.target_net = self.policy_net``) or a name stored on another
         attribute too (``self.policy_net = net; self.target_net = net``). A module handed in
         (or built) and stored once (``self.teacher = teacher``, ``self.model_ema = model_ema``)
-        is the object's own reference, not a second name for a model that trains."""
+        is the object's own reference, not a second name for a model that trains. A shallow
+        copy (``self.target = copy.copy(encoder)``) was meant as a second model."""
         if not snapshot.taken.reference or snapshot.taken.origin is None and "." in snapshot.taken.source:
+            return True
+        if snapshot.taken.copied:
             return True
         return len(state.stored.get(snapshot.taken.source, ())) > 1
 

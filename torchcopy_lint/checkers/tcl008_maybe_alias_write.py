@@ -30,12 +30,13 @@ from torchcopy_lint.analysis.keeping import Way, kept_as
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
-from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS
+from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS, VIEW_METHODS
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, bare
 from torchcopy_lint.walker import contains, iter_children
 
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
+_NUMPY_SOURCED_NAMES = frozenset(name.rsplit(".", 1)[1] for name in NUMPY_SOURCED)
 # numpy methods that write the array in place.
 # Reading these does not read the tensor's values.
 # (``x.grad`` is another tensor: reading it does not read ``x``.)
@@ -90,6 +91,7 @@ class Shared:
     how: str
     state: bool  # an attribute of the instance or of an argument: outlives the function
     loops: frozenset[int] = frozenset()  # ids of the loops it was made in
+    kept: str | None = None  # kept where it was made, unnamed (``frames.append(torch.from_numpy(buf))``): how
 
 
 @dataclass
@@ -332,18 +334,10 @@ class MaybeAliasWrite(Checker):
         """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is
         used). ``a`` may be an attribute (``self.obs_buf``); so may ``t`` (``self.features``:
         state that outlives the function, unless the function stores it again)."""
-        if value is None or not isinstance(value, cst.Call):
+        made = self._numpy_sourced(value) if isinstance(value, cst.Call) else None
+        if made is None:
             return
-        qualname = self.ctx.names.torch_qualname(value.func)
-        args = positional_args(value)
-        copy = keyword_arg(value, "copy")
-        if qualname not in NUMPY_SOURCED or not args or (copy is not None and is_true(copy.value)):
-            return
-        array = args[0].value
-        shown = _key_of(array)
-        if shown is None or (qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY):
-            return
-        effect = "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
+        qualname, array, shown, effect = made
         if isinstance(target, cst.Name):
             made = self.ctx.model.binding_made_by(target)
             if made is None:
@@ -358,6 +352,35 @@ class MaybeAliasWrite(Checker):
         how = f"`{tensor} = {qualname}({shown})` {effect}"
         for key in self._array_keys(array):
             self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state, frozenset(map(id, self.ctx.flow.loops))))
+
+    def _numpy_sourced(self, call: cst.Call) -> tuple[str, cst.BaseExpression, str, str] | None:
+        """``torch.from_numpy(a)`` / ``torch.as_tensor(a)`` of a named array: (qualname, the
+        array, its name, how the tensor shares its memory), or None."""
+        qualname = self.ctx.names.torch_qualname(call.func)
+        args = positional_args(call)
+        copy = keyword_arg(call, "copy")
+        if qualname not in NUMPY_SOURCED or not args or (copy is not None and is_true(copy.value)):
+            return None
+        array = args[0].value
+        shown = _key_of(array)
+        if shown is None or (qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY):
+            return None
+        return qualname, array, shown, "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
+
+    def _record_kept_unnamed(self, call: cst.Call) -> None:
+        """``frames.append(torch.from_numpy(buf).permute(2, 0, 1))``: a tensor made from an
+        array without a copy and kept at once, through views, without a name of its own."""
+        kept = kept_as(self.ctx, call, VIEW_METHODS.__contains__, lambda expr: self.ctx.value(expr).is_tensor)
+        if kept is None or kept.way not in (Way.APPENDED, Way.ITEM):
+            return  # ``self.features = torch.from_numpy(a)``: see _record (it may be stored again)
+        made = self._numpy_sourced(call)
+        if made is None:
+            return
+        qualname, array, shown, effect = made
+        tensor = f"{qualname}({shown})"
+        loops = frozenset(map(id, self.ctx.flow.loops))
+        for key in self._array_keys(array):
+            self._shared.setdefault(key, []).append(Shared(tensor, (), f"`{tensor}` {effect}", False, loops, kept=kept.text))
 
     def _forget_attribute(self, target: cst.BaseExpression) -> None:
         """``self.buf = ...``: a later write to ``self.buf`` goes to another array."""
@@ -392,6 +415,9 @@ class MaybeAliasWrite(Checker):
 
     def leave_Call(self, node: cst.Call) -> None:
         func = node.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if called in _NUMPY_SOURCED_NAMES:
+            self._record_kept_unnamed(node)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value
@@ -435,6 +461,8 @@ class MaybeAliasWrite(Checker):
 
     def _kept_of(self, shared: Shared) -> str | None:
         """How the tensor ``shared`` was kept (see :meth:`_note_kept`), or None."""
+        if shared.kept is not None:
+            return shared.kept
         return next((self._kept_shared[id(binding)] for binding in shared.bindings if id(binding) in self._kept_shared), None)
 
     def _leave_loop(self, node: cst.For | cst.While) -> None:
@@ -448,7 +476,7 @@ class MaybeAliasWrite(Checker):
             if id(node) not in write.loops:
                 remaining.append(write)
                 continue
-            if id(write.node) in self._reported_writes:
+            if id(write.node) in self._reported_writes or self._array_made_in(node, write.written):
                 continue
             for shared in (shared for key in write.keys for shared in self._shared.get(key, ()) if id(node) in shared.loops):
                 kept = self._kept_of(shared)
@@ -460,6 +488,14 @@ class MaybeAliasWrite(Checker):
         self._loop_writes = remaining
 
     leave_For = leave_While = _leave_loop
+
+    def _array_made_in(self, loop: cst.For | cst.While, written: cst.BaseExpression) -> bool:
+        """``buf = np.zeros(n)`` in the loop's body: each iteration writes an array of its own."""
+        base = written
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        bindings = self.ctx.bindings_of(base) if isinstance(base, cst.Name) else ()
+        return bool(bindings) and all(contains(loop.body, binding.node) for binding in bindings)
 
     def _candidate(self, node: cst.CSTNode, origin: Origin, written: cst.BaseExpression, state: bool = False) -> None:
         """``state``: the source is an attribute of the instance or of an argument, which

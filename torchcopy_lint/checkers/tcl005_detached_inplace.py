@@ -254,6 +254,15 @@ class DetachedInplace(Checker):
         else:
             source = alias.source
             made = ".data" if alias.how is AliasHow.DATA else ".detach()"
+        for _ in range(8):
+            # ``adv = x.detach()``, then in a loop ``adv = adv.detach(); adv += step``: an alias of
+            # the holder's own earlier alias still writes into ``x`` (on the first pass at least).
+            if not (isinstance(source, cst.Name) and isinstance(holder, cst.Name) and source.value == holder.value):
+                break
+            earlier = self.ctx.value(source).alias  # asked again: the alias's own copy may predate a loop's fixpoint
+            if earlier is None or earlier.how not in _DETACHED:
+                break
+            source, source_value = earlier.source, earlier.source_value
         if not self._tensor_source(source):
             return
         copied = _short(source)

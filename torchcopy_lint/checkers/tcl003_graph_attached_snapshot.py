@@ -101,8 +101,18 @@ class GraphAttachedSnapshot(Checker):
                     self._named.setdefault(id(kept.binding), (clone, kept.text))  # reported if it leaves the call
             elif kept.binding is not None:
                 self._bound[id(kept.binding)] = (clone, kept.text)
-        else:
+        elif not self._forward_output(kept):
             self._report(clone, kept.text)
+
+    def _forward_output(self, kept: Kept) -> bool:
+        """Appended to a list local to ``forward()`` (``predictions.append(flow.clone())`` of a
+        refinement loop that then writes ``flow`` in place): the module's outputs, made to carry
+        gradients into this step's loss, not snapshots."""
+        function = self.ctx.scopes.enclosing_function()
+        if kept.way is not Way.APPENDED or not isinstance(kept.target, cst.Name) or not isinstance(function, cst.FunctionDef) or function.name.value != "forward":
+            return False
+        bindings = self.ctx.bindings_of(kept.target)
+        return bool(bindings) and all(binding.scope.node is function for binding in bindings)
 
     def _outlives_a_step(self, function: cst.CSTNode | None) -> bool:
         """Whether a local snapshot may be read after a training step: at module level, or in

@@ -542,12 +542,17 @@ class GraphAccumulation(Checker):
         in_forward = self._is_trained_forward(info)
         if training_only and (info.hook_roles is not None or in_forward):
             return None
+        called_per_step = False
         if info.hook_roles is not None:
             repeated = "forward passes (in a hook)"
         elif in_forward:
             repeated = "forward passes"
         elif isinstance(function, cst.FunctionDef) and (self.ctx.model.trains(function) or naming.is_training_step_name(info.name)):
             repeated = f"calls of `{info.name}()`, once per step"
+        elif not training_only and isinstance(function, cst.FunctionDef) and info.name != "__init__" and self._called_in_a_step(info, by_name=False):
+            # ``loss = self.objective()`` in the training step: what ``objective`` keeps on ``self`` piles up
+            repeated = f"calls of `{info.name}()`, once per step"
+            called_per_step = True
         else:
             return None
         root = _root_name(accumulator)
@@ -562,7 +567,7 @@ class GraphAccumulation(Checker):
             key = _accumulator_key(accumulator)
             if info.hook_roles is not None and self._consumed_per_step(info, key):
                 return None
-            if in_forward and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info)):
+            if (in_forward or called_per_step) and (key is None or self._emptied_per_step(key.rsplit(".", 1)[-1], info)):
                 return None  # collected for this step's loss and emptied once it is read (aux losses, a bounded queue)
             if in_forward and self._in_eval_mode():
                 return None  # ``if not self.training: self.maps.append(attn)``: never while training
@@ -586,12 +591,13 @@ class GraphAccumulation(Checker):
                 return True
         return False
 
-    def _called_in_a_step(self, info: FunctionInfo) -> bool:
+    def _called_in_a_step(self, info: FunctionInfo, by_name: bool = True) -> bool:
         """Whether a call of ``info`` runs once per training step: in a step loop of a function
         that trains itself, or outside any loop of a function that trains itself (a step
-        function such as ``train_step``)."""
+        function such as ``train_step``). ``by_name``: a method's calls on receivers the file
+        does not type count too."""
         sites = [(site.call, site.scope) for site in info.call_sites]
-        if info.cls is not None:  # ``model.pop_aux_losses()`` on a ``model`` the file does not type: by the method's name
+        if info.cls is not None and by_name:  # ``model.pop_aux_losses()`` on a ``model`` the file does not type: by the method's name
             sites += [(raw.call, raw.scope) for raw in self.ctx.model.records.calls if isinstance(raw.call.func, cst.Attribute) and raw.call.func.attr.value == info.name]
         for call, scope in sites:
             caller = self.ctx.model.function_of_scope(scope) if scope is not None else None

@@ -39,10 +39,10 @@ from torchcopy_lint.analysis.values import (
     Value,
     container,
     element_of,
-    mapping,
     item_of,
     join,
     join_all,
+    mapping,
     tensor,
 )
 
@@ -267,7 +267,7 @@ class Evaluator:
         for element in expr.elements:
             if isinstance(element, cst.StarredDictElement):
                 inner = self.value(element.value, off)
-                values.append(inner.element or UNKNOWN if inner.kind is Kind.CONTAINER else UNKNOWN)
+                values.append((inner.element or UNKNOWN) if inner.kind is Kind.CONTAINER else UNKNOWN)  # ``**inner``: its values
                 keys.append(element_of(inner))
                 fields.extend(inner.fields)
                 continue

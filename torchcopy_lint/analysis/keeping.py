@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.bindings import Binding, CallSite
-from torchcopy_lint.analysis.cst_helpers import short_code
+from torchcopy_lint.analysis.cst_helpers import is_basic_index, short_code
 from torchcopy_lint.analysis.evaluate import NAMEDTUPLE
 from torchcopy_lint.analysis.values import Kind
 
@@ -97,6 +97,9 @@ def kept_as(
             continue
         if isinstance(parent, cst.DictComp) and parent.value is current:
             current, index, wrapped, slot = parent, index - 1, True, None
+            continue
+        if isinstance(parent, cst.Subscript) and parent.value is current and is_basic_index(parent):
+            current, index = parent, index - 1  # ``xs.append(item[2])``: an item or a view of it is kept
             continue
         if isinstance(parent, cst.IfExp) and (parent.body is current or parent.orelse is current):
             current, index = parent, index - 1  # ``x.clone() if first else avg``: kept as the whole is

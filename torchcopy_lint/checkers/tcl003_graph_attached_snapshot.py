@@ -141,7 +141,7 @@ class GraphAttachedSnapshot(Checker):
         if type(self.ctx.parent) not in _keeping_parents():  # exact types: LibCST's isinstance is slow, these are final classes
             return
         bindings = self.ctx.bindings_of(node)
-        if not bindings:
+        if not bindings or self._keeps_another_item(self.ctx.parent, bindings):
             return
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
         if kept is None or kept.way is Way.NAME:
@@ -153,6 +153,23 @@ class GraphAttachedSnapshot(Checker):
             kept = Kept(Way.RETURNED, kept.text, binding=None, target=function)  # type: ignore[arg-type]
         for binding in bindings:
             self._kept_loads.setdefault(id(binding), kept)
+
+    def _keeps_another_item(self, parent: cst.CSTNode | None, bindings: tuple) -> bool:
+        """``self.xs.append(item[0])`` of ``item = (x[i], y[i], out.clone())``: an item that is
+        not the clone is what this load keeps."""
+        if type(parent) is not cst.Subscript or len(parent.slice) != 1 or not isinstance(parent.slice[0].slice, cst.Index):
+            return False
+        index = parent.slice[0].slice.value
+        if not isinstance(index, cst.Integer):
+            return False
+        position = int(index.value, 0)
+        for binding in bindings:
+            display = binding.value
+            if isinstance(display, cst.Tuple) and not binding.path and position < len(display.elements):
+                element = display.elements[position].value
+                if not (isinstance(element, cst.Call) and self._clone_source(element) is not None):
+                    return True
+        return False
 
     def _note_kept_call(self, node: cst.Call) -> None:
         """A call of a local function or of a lambda bound to a name whose result is kept
@@ -207,4 +224,4 @@ class GraphAttachedSnapshot(Checker):
 @lru_cache(maxsize=None)
 def _keeping_parents() -> frozenset[type]:
     """Parents of a name load that may keep it (built on first use: LibCST loads lazily)."""
-    return frozenset({cst.Arg, cst.Element, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Attribute, cst.Return})
+    return frozenset({cst.Arg, cst.Element, cst.DictElement, cst.Assign, cst.AnnAssign, cst.Attribute, cst.Return, cst.Subscript})

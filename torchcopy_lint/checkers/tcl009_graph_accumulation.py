@@ -231,6 +231,7 @@ class GraphAccumulation(Checker):
         self._dispatch_reported: set[int] = set()  # accumulations in dispatched methods, reported once
         self._helpers: dict[int, list[tuple[int, str, cst.CSTNode]]] = {}  # id(function) -> (parameter index, accumulator, accumulation) it accumulates
         self._file_trains: bool | None = None  # whether any function of the file trains
+        self._in_a_step: dict[tuple[int, bool], bool] = {}  # (id of a function's node, by_name) -> _called_in_a_step
         self._emptied_attributes: dict[str, bool] = {}  # attribute name -> emptied by a forward or a training function
 
     # -- frames -------------------------------------------------------------------------
@@ -596,6 +597,13 @@ class GraphAccumulation(Checker):
         that trains itself, or outside any loop of a function that trains itself (a step
         function such as ``train_step``). ``by_name``: a method's calls on receivers the file
         does not type count too."""
+        key = (id(info.node), by_name)
+        known = self._in_a_step.get(key)
+        if known is None:
+            known = self._in_a_step[key] = self._runs_in_a_step(info, by_name)
+        return known
+
+    def _runs_in_a_step(self, info: FunctionInfo, by_name: bool) -> bool:
         sites = [(site.call, site.scope) for site in info.call_sites]
         if info.cls is not None and by_name:  # ``model.pop_aux_losses()`` on a ``model`` the file does not type: by the method's name
             sites += [(raw.call, raw.scope) for raw in self.ctx.model.records.calls if isinstance(raw.call.func, cst.Attribute) and raw.call.func.attr.value == info.name]

@@ -93,9 +93,19 @@ class LeafInplace(Checker):
         if evidence is not None:
             self.report(node, fix=self._fix(node), target=code_of(func.value), operation=f".{method}(...)", evidence=evidence)
 
+    def _written_evidence(self, written: cst.BaseExpression, value: cst.BaseExpression | None) -> str | None:
+        """Evidence for what an index write changes: ``written`` (``params["w"]`` of
+        ``params["w"][rows] *= f``, an item that is a parameter), else, index by index, what it
+        is an item or a view of (``w`` of ``w[ids][0] = v``), whatever the index."""
+        while True:
+            evidence = self._evidence(written, value)
+            if evidence is not None or not isinstance(written, cst.Subscript):
+                return evidence
+            written = written.value
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        target = subscripted(node.target)  # ``w[ids] *= f`` writes ``w`` in place, whatever the index
-        evidence = self._evidence(target, node.value)
+        target = node.target
+        evidence = self._written_evidence(target.value, node.value) if isinstance(target, cst.Subscript) else self._evidence(target, node.value)
         if evidence is not None:
             operator = code_of(node.operator).strip()
             self.report(node, fix=self._fix(node), target=code_of(node.target), operation=f" {operator} ...", evidence=evidence)
@@ -106,7 +116,7 @@ class LeafInplace(Checker):
             if not isinstance(item, cst.Subscript):
                 continue
             # Any index, basic or advanced: ``w[mask] = v`` writes to ``w`` itself.
-            evidence = self._evidence(item.value, node.value)
+            evidence = self._written_evidence(item.value, node.value)
             if evidence is not None:
                 self.report(node, fix=self._fix(node), target=code_of(item.value), operation="[...] = ...", evidence=evidence)
                 return

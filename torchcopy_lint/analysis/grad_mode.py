@@ -288,8 +288,11 @@ class RequiresGradSwitches:
         self._on: list[set[object]] = [set()]  # switched on: ``x_adv.requires_grad_(True)``
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._off.append(set())
-        self._on.append(set())
+        # A function starts with what was switched before its definition in the code around
+        # it: a closure defined after ``img.requires_grad_(True)`` (an L-BFGS ``closure()``)
+        # reads ``img`` switched on.
+        self._off.append(set(self._off[-1]))
+        self._on.append(set(self._on[-1]))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._off.pop()

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from torchcopy_lint.context import FileContext
 
 
+# Why a tensor is read as a leaf that requires grad when ``x.requires_grad_(True)`` (or
+# ``x.requires_grad = True``) came earlier in the function (TensorFacts.grad_switched_on).
+SWITCHED_ON = "a leaf switched to requires_grad=True"
+
 class Tensorness(enum.Enum):
     NO = 0
     MAYBE = 1
@@ -98,9 +102,11 @@ class TensorFacts:
         return value.why or "a leaf that requires grad"
 
     def grad_switched_on(self, expr: cst.BaseExpression) -> bool:
-        """Whether ``expr`` is a tensor whose ``requires_grad`` was switched on earlier in this
-        function (``x.requires_grad_(True)``, ``x.requires_grad = True``): a leaf that requires grad."""
-        return self._ctx.value(expr).kind is Kind.TENSOR and self._ctx.switches.switched_on(expr)
+        """Whether ``expr``'s ``requires_grad`` was switched on earlier in this function
+        (``x.requires_grad_(True)``, ``x.requires_grad = True``) and it is not known to be
+        anything but a tensor: a leaf that requires grad. Asked where it is cloned or written
+        in place, which a module (the other owner of ``requires_grad_``) cannot be."""
+        return self._ctx.value(expr).kind in (Kind.TENSOR, Kind.UNKNOWN) and self._ctx.switches.switched_on(expr)
 
     def grad_switched_off(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr``'s ``requires_grad`` was switched off earlier in this function: on

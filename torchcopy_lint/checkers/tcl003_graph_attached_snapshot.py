@@ -21,6 +21,7 @@ from torchcopy_lint.lazy import cst
 from torchcopy_lint.analysis.cst_helpers import positional_args, short_code, writes_in_place
 from torchcopy_lint.analysis.keeping import Kept, Way, kept_as
 from torchcopy_lint.analysis.naming import is_snapshot_maker_name, is_snapshot_name
+from torchcopy_lint.analysis.tensors import SWITCHED_ON
 from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS
 from torchcopy_lint.analysis.values import Grad
 from torchcopy_lint.checkers.base import Checker
@@ -85,7 +86,7 @@ class GraphAttachedSnapshot(Checker):
         kept = kept_as(self.ctx, node, _keeps_graph, self._is_tensor)
         if kept is None:
             return
-        why = "a leaf switched to requires_grad=True" if switched_on else value.why or "it requires grad"
+        why = SWITCHED_ON if switched_on else value.why or "it requires grad"
         clone = _Clone(node, source, why, self.ctx.top_statement)
         if kept.way is Way.RETURNED:
             function = self.ctx.scopes.enclosing_function()

@@ -9,7 +9,7 @@ from torchcopy_lint.lazy import cst
 
 from torchcopy_lint.analysis.cst_helpers import code_of, subscripted
 from torchcopy_lint.analysis.torch_api import is_inplace_method
-from torchcopy_lint.analysis.tensors import YES
+from torchcopy_lint.analysis.tensors import SWITCHED_ON, YES
 from torchcopy_lint.catalogue import RuleSpec
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, is_leaf_evidence
@@ -59,6 +59,8 @@ class LeafInplace(Checker):
         if self._grad_off():
             return None
         evidence = self.ctx.tensors.leaf_grad_evidence(target)
+        if evidence is None and self.ctx.tensors.grad_switched_on(target):
+            evidence = SWITCHED_ON  # ``img.requires_grad_(True)`` earlier, then ``img.clamp_(0, 1)``
         if evidence is None:
             return None
         if value is not None and evidence.startswith("a parameter (.") and _root_is_self(target):

@@ -58,6 +58,11 @@ _FLOAT_CONVERSIONS = frozenset({"float", "double", "half", "bfloat16", "cfloat",
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
 _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
 _SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "hash", "id", "isinstance", "issubclass", "hasattr", "callable", "ord", "chr", "format", "bin", "hex", "oct"})
+# Numbers the standard library and numpy name (``best = math.inf``, then ``best = val_loss``):
+# a number, which a tensor on another path makes a tensor (values.join).
+_NAMED_NUMBERS = frozenset(
+    f"{module}.{name}" for module in ("math", "numpy") for name in ("inf", "nan", "pi", "e", "tau", "Inf", "NaN", "NINF", "PINF")
+) | {"sys.maxsize"}
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "set", "frozenset", "sorted", "reversed", "iter"})
 _PLAIN_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool", "complex", "object", "Exception", "BaseException", "ValueError", "RuntimeError", "TypeError", "KeyError"})
 # What a module of no particular class is called: unknown, or annotated ``nn.Module``.
@@ -339,7 +344,7 @@ class Evaluator:
         elif kind in (BindingKind.LOOP_TARGET, BindingKind.COMPREHENSION_TARGET):
             value = self._project(element_of(self.value(binding.value, binding.grad_disabled)), binding.path) if binding.value is not None else UNKNOWN
         elif kind is BindingKind.IMPORT:
-            value = Value(Kind.OBJECT, qualname=binding.qualname)
+            value = SCALAR if binding.qualname in _NAMED_NUMBERS else Value(Kind.OBJECT, qualname=binding.qualname)
         elif kind is BindingKind.FUNCTION:
             value = Value(Kind.CALLABLE, function=binding.node)  # type: ignore[arg-type]
         elif kind is BindingKind.CLASS:
@@ -634,7 +639,7 @@ class Evaluator:
     def _attribute(self, expr: cst.Attribute, off: bool) -> Value:
         qualname = self.model.names.qualname(expr)
         if qualname is not None:
-            return Value(Kind.OBJECT, qualname=qualname)
+            return SCALAR if qualname in _NAMED_NUMBERS else Value(Kind.OBJECT, qualname=qualname)
         receiver = self.value(expr.value, off)
         attr = expr.attr.value
         if receiver.alternatives:

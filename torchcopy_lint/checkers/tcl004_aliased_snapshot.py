@@ -84,6 +84,7 @@ class _Change:
     written: str | None  # dotted tensor written (write), module loaded (load), optimizer (step)
     text: str
     call: "_CallChange | None" = None
+    every_parameter: bool = False  # a write to each parameter of ``written`` (``for p in model.parameters(): p.add_(...)``)
 
 
 @dataclass(frozen=True)
@@ -606,12 +607,15 @@ class AliasedSnapshot(Checker):
                     if called is not None and called[1] in PARAMETER_ITERATORS | NAMED_PARAMETER_ITERATORS:
                         owner = dotted_name(called[0])
                         if owner is not None:
-                            changes.append(_Change(point, "write", owner, text))
+                            changes.append(_Change(point, "write", owner, text, every_parameter=True))
 
     # -- decision -------------------------------------------------------------------
     def _relevant(self, change: _Change, taken: _Taken) -> bool:
         if change.kind in ("write", "load"):
-            return taken.kind != "optimizer" and change.written is not None and _changes(change.written, taken.source, change.kind == "load")
+            # A load changes everything in the module; a write to each of its parameters, every
+            # parameter in it (``model.encoder.weight``) and the state of a module in it.
+            whole = change.kind == "load" or (change.every_parameter and taken.kind in ("param", "module"))
+            return taken.kind != "optimizer" and change.written is not None and _changes(change.written, taken.source, whole)
         if taken.kind not in _TRAINED:
             return False
         if change.kind == "step":

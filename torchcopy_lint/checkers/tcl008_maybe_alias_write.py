@@ -25,6 +25,7 @@ from typing import Callable
 
 from torchcopy_lint.lazy import cst
 
+from torchcopy_lint.analysis.aliasing import strip_views
 from torchcopy_lint.analysis.bindings import Binding, BindingKind, ScopeKind
 from torchcopy_lint.analysis.keeping import Way, kept_as
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
@@ -334,7 +335,8 @@ class MaybeAliasWrite(Checker):
         """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is
         used). ``a`` may be an attribute (``self.obs_buf``); so may ``t`` (``self.features``:
         state that outlives the function, unless the function stores it again)."""
-        made = self._numpy_sourced(value) if isinstance(value, cst.Call) else None
+        made_from = strip_views(value) if value is not None else None  # ``torch.from_numpy(obs).permute(2, 0, 1)[None]``
+        made = self._numpy_sourced(made_from) if isinstance(made_from, cst.Call) else None
         if made is None:
             return
         qualname, array, shown, effect = made
@@ -350,6 +352,8 @@ class MaybeAliasWrite(Checker):
         else:
             return
         how = f"`{tensor} = {qualname}({shown})` {effect}"
+        if made_from is not value:
+            how = f"`{tensor}` is a view of `{qualname}({shown})`, which {effect}"
         for key in self._array_keys(array):
             self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state, frozenset(map(id, self.ctx.flow.loops))))
 

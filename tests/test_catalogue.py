@@ -89,3 +89,14 @@ def test_a_malformed_message_template_is_refused_when_the_catalogue_loads(tmp_pa
     broken.write_text(source.replace("message: `{snapshot}`", "message: `{snapshot!r:>3}`", 1), encoding="utf-8")
     with pytest.raises(CatalogueError, match="placeholder"):
         parse_rule_file(broken)
+
+
+def test_an_unknown_example_tag_is_refused_when_the_examples_are_read(tmp_path) -> None:
+    from torchcopy_lint.catalogue import CatalogueError, parse_rule_file
+
+    source = SPECS["TCL004"].path.read_text(encoding="utf-8")
+    broken = tmp_path / SPECS["TCL004"].path.name
+    broken.write_text(source.replace("```python ok", "```python okay", 1), encoding="utf-8")
+    spec = parse_rule_file(broken)  # the front matter is sound: a lint run needs no more
+    with pytest.raises(CatalogueError, match="unknown example tag 'python okay'"):
+        spec.examples

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 EXAMPLE_KINDS = ("flagged", "fixed", "ok", "claim", "claim-fixed", "claim-check", "autofixed")
@@ -77,9 +77,39 @@ class RuleSpec:
     fix: str
     path: Path
     text: str
-    sections: dict[str, str] = field(default_factory=dict)
-    examples: tuple[Example, ...] = ()
     no_claim: str | None = None  # ``claim: none (why)``: why the rule has no runtime claim
+
+    # The page's sections and examples are read when first asked for (the tests, ``--explain``,
+    # ``verify``, SARIF), not by every lint run, which needs the front matter only.
+    @cached_property
+    def sections(self) -> dict[str, str]:
+        """Each ``## Title`` section's text, by title."""
+        body = _split_front_matter(self.text, self.path)[1]
+        titles = [(match.group("title"), match.start(), match.end()) for match in _SECTION.finditer(body)]
+        return {
+            title: body[end : (titles[i + 1][1] if i + 1 < len(titles) else len(body))].strip()
+            for i, (title, _start, end) in enumerate(titles)
+        }
+
+    @cached_property
+    def examples(self) -> tuple[Example, ...]:
+        """The tagged code blocks, in page order (CatalogueError for an unknown tag, or claim
+        blocks in a rule whose front matter says ``claim: none``)."""
+        text, path = self.text, self.path
+        body = _split_front_matter(text, path)[1]
+        line = text.count("\n", 0, len(text) - len(body)) + 1  # the body's first line in the file
+        counted = 0  # lines are counted from where the last example's were (not from the top: pages are long)
+        examples = []
+        for match in _FENCE.finditer(body):
+            kind = match.group("kind")
+            if kind not in EXAMPLE_KINDS:
+                raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
+            line += body.count("\n", counted, match.start("body"))
+            counted = match.start("body")
+            examples.append(Example(kind=kind, source=match.group("body"), line=line))
+        if self.no_claim is not None and any(example.kind in ("claim", "claim-fixed", "claim-check") for example in examples):
+            raise CatalogueError(f"{path}: 'claim: none' but the file has claim blocks")
+        return tuple(examples)
 
     @property
     def has_claim(self) -> bool:
@@ -145,9 +175,10 @@ def _split_front_matter(text: str, path: Path) -> tuple[dict[str, str], str]:
 
 
 def parse_rule_file(path: Path) -> RuleSpec:
-    """Parse one rule file, raising CatalogueError on anything malformed."""
+    """Parse one rule file's front matter, raising CatalogueError on anything malformed in
+    it; its sections and examples are parsed (and checked) when first read."""
     text = path.read_text(encoding="utf-8")
-    meta, body = _split_front_matter(text, path)
+    meta, _body = _split_front_matter(text, path)
     missing = [key for key in REQUIRED_KEYS if not meta.get(key)]
     if missing:
         raise CatalogueError(f"{path}: front matter lacks {', '.join(missing)}")
@@ -167,22 +198,6 @@ def parse_rule_file(path: Path) -> RuleSpec:
     if path.name != expected_name:
         raise CatalogueError(f"{path}: file name must be {expected_name}")
 
-    titles = [(match.group("title"), match.start(), match.end()) for match in _SECTION.finditer(body)]
-    sections = {
-        title: body[end : (titles[i + 1][1] if i + 1 < len(titles) else len(body))].strip()
-        for i, (title, _start, end) in enumerate(titles)
-    }
-    body_offset = text.count("\n", 0, len(text) - len(body))
-    examples = []
-    for match in _FENCE.finditer(body):
-        kind = match.group("kind")
-        if kind not in EXAMPLE_KINDS:
-            raise CatalogueError(f"{path}: unknown example tag 'python {kind}'")
-        line = body_offset + body.count("\n", 0, match.start("body")) + 1
-        examples.append(Example(kind=kind, source=match.group("body"), line=line))
-    if no_claim is not None and any(example.kind in ("claim", "claim-fixed", "claim-check") for example in examples):
-        raise CatalogueError(f"{path}: 'claim: none' but the file has claim blocks")
-
     return RuleSpec(
         code=meta["code"],
         name=meta["name"],
@@ -192,8 +207,6 @@ def parse_rule_file(path: Path) -> RuleSpec:
         fix=meta.get("fix", "none"),
         path=path,
         text=text,
-        sections=sections,
-        examples=tuple(examples),
         no_claim=no_claim,
     )
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # ``x.requires_grad = True``) came earlier in the function (TensorFacts.grad_switched_on).
 SWITCHED_ON = "a leaf switched to requires_grad=True"
 
+
 class Tensorness(enum.Enum):
     NO = 0
     MAYBE = 1

@@ -17,7 +17,8 @@ that pass torchcopy-lint's structural screen (the files it actually parses with
 LibCST), which shows what the screen, the walk and the analyses cost on top of
 parsing. Then one file (``--single-file``, default torch/nn/modules/module.py),
 as pre-commit and editors run it: ``--version``, cold, warm (a primed cache),
-and ``ruff check`` and ``flake8`` on the same file where they are installed.
+and ``ruff check`` and ``flake8`` on the same file where they are installed, next
+to ``python -c pass``: the interpreter's own start-up, the floor of every Python tool.
 
 torchcopy-lint runs from a copy of ``torchcopy_lint/`` and ``rules/`` taken at
 the start (its result cache is keyed by its own files, so edits to the checkout
@@ -142,23 +143,31 @@ def time_single_file(path: Path, snapshot: Path, work: Path, repeat: int) -> dic
     cache_dir = work / "single-cache"
     lint = [sys.executable, "-m", "torchcopy_lint", "--isolated", "-q"]
     commands = {
+        "python -c pass (start-up floor)": [sys.executable, "-c", "pass"],
         "torchcopy-lint --version": [sys.executable, "-m", "torchcopy_lint", "--version"],
         "torchcopy-lint cold": [*lint, "--no-cache", str(path)],
         "torchcopy-lint warm": [*lint, "--cache-dir", str(cache_dir), str(path)],
     }
-    ruff = shutil.which("ruff")
+    ruff = _executable("ruff")
     if ruff:
         commands["ruff check"] = [ruff, "check", "--no-cache", "--isolated", "--exit-zero", str(path)]
-    flake8 = shutil.which("flake8")
-    if flake8:
-        commands["flake8 (pyflakes+pycodestyle)"] = [flake8, "--isolated", "--exit-zero", str(path)]
-        commands["flake8 --select TCL (the plugin)"] = [flake8, "--isolated", "--exit-zero", "--select", "TCL", str(path)]
+    if _executable("flake8"):  # run by this interpreter, as torchcopy-lint is (not through a version manager's shim)
+        flake8 = [sys.executable, "-m", "flake8"]
+        commands["flake8 (pyflakes+pycodestyle)"] = [*flake8, "--isolated", "--exit-zero", str(path)]
+        commands["flake8 --select TCL (the plugin)"] = [*flake8, "--isolated", "--exit-zero", "--select", "TCL", str(path)]
     run_timed(commands["torchcopy-lint warm"], snapshot, work / "single-prime.out")
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, command in commands.items():
             times[name].append(float(run_timed(command, snapshot, work / "single.out")["cpu"]))  # type: ignore[arg-type]
     return {"file": str(path), "cpu": {name: round(median(values), 4) for name, values in times.items()}, "runs": times}
+
+
+def _executable(name: str) -> str | None:
+    """``name`` installed next to this interpreter, else on PATH. A version manager's shim on
+    PATH (pyenv's is a shell script) would add its own start-up to the tool's time."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which(name)
 
 
 def median(values: list[float]) -> float:

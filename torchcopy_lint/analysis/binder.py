@@ -423,7 +423,7 @@ class Binder:
             return
         if isinstance(target, cst.Subscript) and value is not None:
             key = _constant_key(target)
-            self._add_to(target.value, Addition(value, self.grad.disabled, key=key, item=True))
+            self._add_to(target.value, Addition(value, self.grad.disabled, key=key, item=True, augmented=kind is BindingKind.AUGMENTED))
 
     # -- branches ---------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:

@@ -51,6 +51,7 @@ class Addition:
     key: str | None = None  # a constant string key
     item: bool = False  # an item store (``d[k] = v``, innermost for ``d[k][i] = v``), which a tensor takes too
     nested: int = 0  # put into an item of the container, so many levels down: ``d[k].append(v)`` is 1
+    augmented: bool = False  # ``d[k] += v``: the item combined with ``v`` (a tensor item in place: it stays what it was)
 
 
 @dataclass(eq=False)

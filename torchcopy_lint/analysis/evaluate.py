@@ -412,6 +412,9 @@ class Evaluator:
             if not addition.item and addition.nested and _held_object(value, addition.nested):
                 continue  # ``meters["loss"].update(v)`` of a ``defaultdict(AverageMeter)``: the meter's own method
             item = self.value(addition.value, addition.grad_disabled)
+            if addition.augmented and not addition.nested and value.element is not None:
+                # ``fisher[n] += g`` of ``fisher = {n: p.detach() ...}``: the item, written in place
+                item = self._augmented(value.element, item, addition.grad_disabled)
             if addition.spread:
                 item = element_of(item)
             for _ in range(addition.nested):

@@ -488,7 +488,7 @@ class ScreenFacts:
 
     def _module_receiver_names(self) -> frozenset[str]:
         if self._module_receivers is None:
-            self._module_receivers = frozenset(receiver for method, receiver in self.chained if method in api.MODULE_ONLY_METHODS)
+            self._module_receivers = frozenset(receiver for method, receiver in self.chained if method in api.MODULE_USE_METHODS)
         return self._module_receivers
 
     def may_be_module(self, key: str) -> bool:

@@ -31,7 +31,7 @@ from torchcopy_lint.analysis.bindings import (
 )
 from torchcopy_lint.analysis.cst_helpers import bool_literal, dotted_name, is_false, keyword_arg, positional_args, string_value
 from torchcopy_lint.analysis.grad_mode import GradModeTracker
-from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, ELEMENTWISE_MASKS, MODULE_HOOKS, MODULE_ITERATORS, MODULE_SELF_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
+from torchcopy_lint.analysis.torch_api import DTYPE_CONVERSION_METHODS, ELEMENTWISE_MASKS, MODULE_HOOKS, MODULE_ITERATORS, MODULE_SELF_METHODS, MODULE_USE_METHODS, TENSOR_HOOKS, TENSOR_ONLY_KEYWORDS, TENSOR_ONLY_METHODS, writes_values
 
 # Container methods that put a value in: method -> (index of the value argument, spread).
 _ADDERS: dict[str, tuple[int, bool]] = {
@@ -675,6 +675,8 @@ class Binder:
             self.records.tensor_receivers.append(func.value)
             if method == "backward":
                 self.records.differentiated.append(func.value)  # ``loss.backward()``: a tensor with history
+        elif isinstance(func.value, cst.Name) and method in MODULE_USE_METHODS and not (method == "eval" and node.args):
+            self.records.module_receivers.append(func.value)  # ``m.eval()``, ``m.parameters()``: only a module has such a method
         positional = positional_args(node)
         if positional and isinstance(positional[0].value, cst.Name) and not positional[0].star:
             self.records.first_arguments.append((func, positional[0].value))  # ``F.one_hot(targets, n)``: see SemanticModel.used_as_tensor
@@ -792,6 +794,7 @@ class Records:
     cyclic_scopes: list[Scope] = field(default_factory=list)  # scopes with a loop whose next iteration sees its own bindings
     module_attributes: set[str] = field(default_factory=set)  # attribute names a module-only iterator is called on (``self.fine.parameters()``)
     tensor_receivers: list[cst.Name] = field(default_factory=list)  # names a tensor-only method is called on (``x.detach()``, ``x.sum(dim=1)``)
+    module_receivers: list[cst.Name] = field(default_factory=list)  # names a module-only method is called on (``m.eval()``, ``m.parameters()``)
     dtype_guarded: set[int] = field(default_factory=set)  # ids of ``x.float()`` ... under a test of ``x``'s dtype (see Binder._note_dtype_conversion)
     differentiated: list[cst.Name] = field(default_factory=list)  # names ``backward()`` is called on (``loss.backward()``): tensors with autograd history
     first_arguments: list[tuple[cst.Attribute, cst.Name]] = field(default_factory=list)  # ``F.relu(x)``: (``F.relu``, ``x``) of calls of attributes

@@ -362,6 +362,8 @@ class Evaluator:
                 value = tensor(Grad.LEAF, "a tensor whose .grad is read").with_(guessed=True)
             elif (self.model.records.tensor_receivers or self.model.records.first_arguments) and self.model.used_as_tensor(binding):
                 value = self._used_as_tensor(binding).with_(guessed=True)
+            elif self.model.records.module_receivers and self.model.used_as_module(binding):
+                value = Value(Kind.MODULE, guessed=True)
         return value
 
     def _made_by_another_library(self, binding: Binding) -> bool:

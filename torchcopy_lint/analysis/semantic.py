@@ -70,6 +70,7 @@ class SemanticModel:
         self._dispatched: dict[int, list[tuple[FunctionInfo, CallSite]]] = {}
         self._used_as_tensors: set[int] | None = None  # ids of bindings a tensor-only method is called on
         self._used_as_leaves: set[int] | None = None  # ids of bindings whose ``.grad`` the file reads or sets
+        self._used_as_modules: set[int] | None = None  # ids of bindings a module-only method is called on
         self._differentiated: set[int] | None = None  # ids of bindings ``backward()`` is called on
         self._type_tested_ids: set[int] | None = None  # ids of bindings given to ``isinstance``/``type``
         self._dispatch_budget = 0
@@ -144,6 +145,14 @@ class SemanticModel:
             inputs = [name for func, name in self.records.first_arguments if (self.names.torch_qualname(func) or "").startswith(api.FUNCTIONAL_NAMESPACE)]
             self._used_as_tensors = self._binding_ids([*self.records.tensor_receivers, *inputs]) - self._type_tested()
         return id(binding) in self._used_as_tensors
+
+    def used_as_module(self, binding: Binding) -> bool:
+        """Whether the file calls a method only modules have on this binding's name (``m.eval()``
+        of ``for m in members``, ``net.parameters()``): a value it does not type otherwise is a
+        module, as its use says (unless the file tests its type)."""
+        if self._used_as_modules is None:
+            self._used_as_modules = self._binding_ids(self.records.module_receivers) - self._type_tested()
+        return id(binding) in self._used_as_modules
 
     def used_as_leaf(self, binding: Binding) -> bool:
         """Whether the file reads (or sets) this binding's ``.grad``: autograd fills it only for

@@ -488,6 +488,10 @@ MODULE_ITERATORS = (
     | SUBMODULE_ITERATORS | NAMED_SUBMODULE_ITERATORS
 )
 MODULE_ONLY_METHODS = MODULE_ITERATORS | STATE_DICT_METHODS | LOAD_STATE_METHODS
+# Called on a name the file does not type, these show a module: the methods only modules have,
+# and ``eval()`` without arguments (``m.eval()`` of ``for m in members``; pandas' ``df.eval(expr)``
+# takes one).
+MODULE_USE_METHODS = MODULE_ONLY_METHODS | _words("eval")
 # Hook registration methods and the roles of the hook's parameters, in order.
 MODULE_HOOKS: dict[str, tuple[str, ...]] = {
     "register_forward_hook": ("module", "inputs", "output"),

@@ -110,6 +110,18 @@ def _has_clone(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _has_inner_loop(loop: cst.For) -> bool:
+    """Whether a loop's body (not its ``else``) holds another loop of the same function."""
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.For, cst.While)):
+            return True
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            pending.extend(iter_children(current))
+    return False
+
+
 def _descendant_ids(node: cst.CSTNode) -> set[int]:
     found: set[int] = set()
     pending = [node]
@@ -807,8 +819,10 @@ class GraphAccumulation(Checker):
         )
 
     def _over_modules(self, loop: LoopNode) -> bool:
-        """A ``for`` loop over modules: each iteration applies the next layer to the same input."""
-        if not isinstance(loop, cst.For):
+        """A ``for`` loop over modules: each iteration applies the next layer to the same input.
+        Not one with a loop of its own (``for m in members: for x, y in loader: ...``): each
+        iteration is a whole evaluation of another model, kept by what it accumulates."""
+        if not isinstance(loop, cst.For) or _has_inner_loop(loop):
             return False
         iterated = self.ctx.value(loop.iter)
         return self.ctx.value(loop.target).kind is Kind.MODULE or (iterated.kind is not Kind.TENSOR and element_of(iterated).kind is Kind.MODULE)

@@ -342,6 +342,9 @@ MAYBE_ALIAS_METHODS = _words(
     int short bool byte char cfloat cdouble numpy
     """
 )
+# Of those, the ones that keep dtype and device: a view whenever the layout allows, which for a
+# tensor made from a contiguous array (``torch.from_numpy(frames).flatten()``) is always.
+LAYOUT_MAYBE_ALIAS_METHODS = _words("reshape reshape_as flatten ravel contiguous")
 # Methods whose result shares storage with the receiver but has no autograd history.
 DETACHING_METHODS = _words("detach")
 # Methods whose result is cut off from autograd (not a tensor, or detached).

@@ -31,10 +31,22 @@ from torchcopy_lint.analysis.keeping import Way, kept_as
 from torchcopy_lint.analysis.cst_helpers import code_of, constant_index, dotted_name, is_basic_index, is_true, keyword_arg, positional_args, subscripted
 from torchcopy_lint.analysis.torch_api import writes_values
 from torchcopy_lint.analysis.values import Alias, AliasHow, Grad, Kind, Value
-from torchcopy_lint.analysis.torch_api import MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS, VIEW_METHODS
+from torchcopy_lint.analysis.torch_api import LAYOUT_MAYBE_ALIAS_METHODS, MAYBE_ALIAS_FUNCTION_NAMES, MAYBE_ALIAS_NAMES, NUMPY_INPLACE_METHODS, VIEW_METHODS
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import ScreenFacts, bare
 from torchcopy_lint.walker import contains, iter_children
+
+
+def _made_from(value: cst.BaseExpression) -> cst.BaseExpression:
+    """What ``value`` is a view of, through views and reshapes that keep dtype and device
+    (``torch.from_numpy(frames).flatten()``: ``torch.from_numpy(frames)``)."""
+    while True:
+        value = strip_views(value)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in LAYOUT_MAYBE_ALIAS_METHODS:
+            value = value.func.value
+        else:
+            return value
+
 
 NUMPY_SOURCED = frozenset({"torch.as_tensor", "torch.asarray", "torch.from_numpy"})
 _NUMPY_SOURCED_NAMES = frozenset(name.rsplit(".", 1)[1] for name in NUMPY_SOURCED)
@@ -335,7 +347,7 @@ class MaybeAliasWrite(Checker):
         """``t = torch.from_numpy(a)``: a later write to ``a`` changes ``t`` (while ``t`` is
         used). ``a`` may be an attribute (``self.obs_buf``); so may ``t`` (``self.features``:
         state that outlives the function, unless the function stores it again)."""
-        made_from = strip_views(value) if value is not None else None  # ``torch.from_numpy(obs).permute(2, 0, 1)[None]``
+        made_from = _made_from(value) if value is not None else None  # ``torch.from_numpy(obs).permute(2, 0, 1)[None]``
         made = self._numpy_sourced(made_from) if isinstance(made_from, cst.Call) else None
         if made is None:
             return
@@ -353,7 +365,7 @@ class MaybeAliasWrite(Checker):
             return
         how = f"`{tensor} = {qualname}({shown})` {effect}"
         if made_from is not value:
-            how = f"`{tensor}` is a view of `{qualname}({shown})`, which {effect}"
+            how = f"`{tensor}` is a view of `{qualname}({shown})` (or, for a reshape, one whenever the layout allows), which {effect}"
         for key in self._array_keys(array):
             self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state, frozenset(map(id, self.ctx.flow.loops))))
 

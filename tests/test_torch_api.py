@@ -123,6 +123,28 @@ def test_metadata_inplace_methods_are_in_place_and_values_untouched() -> None:
         assert api.is_inplace_method(name) and not api.writes_values(name)
 
 
+@pytest.mark.parametrize("method", sorted(api.LAYOUT_MAYBE_ALIAS_METHODS))
+def test_layout_methods_keep_dtype_and_alias_a_tensor_made_from_a_contiguous_array(method: str) -> None:
+    """Of the maybe-alias methods, these keep dtype and device: on ``torch.from_numpy`` of a
+    contiguous array they return the array's own memory (a write to the array changes them)."""
+    import numpy as np
+
+    assert api.LAYOUT_MAYBE_ALIAS_METHODS <= api.MAYBE_ALIAS_METHODS
+    array = np.zeros((4, 6), dtype=np.float32)
+    made = torch.from_numpy(array)
+    calls = {"reshape": (-1,), "reshape_as": (torch.empty(24),)}.get(method, ())
+    result = getattr(made, method)(*calls)
+    assert result.dtype == made.dtype and result.device == made.device
+    array[0, 0] = 7.0
+    assert result.reshape(-1)[0].item() == 7.0, f"Tensor.{method} of a contiguous array's tensor copied it"
+
+
+def test_module_use_methods_are_module_methods_not_tensor_methods() -> None:
+    """What a name is used as: each of these is a method of nn.Module that a tensor lacks."""
+    assert sorted(name for name in api.MODULE_USE_METHODS if not hasattr(torch.nn.Module, name)) == []
+    assert sorted(name for name in api.MODULE_USE_METHODS if hasattr(torch.Tensor, name)) == []
+
+
 def test_tensor_only_methods_are_not_module_methods() -> None:
     assert sorted(name for name in api.TENSOR_ONLY_METHODS if hasattr(torch.nn.Module, name)) == []
 

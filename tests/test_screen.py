@@ -108,6 +108,14 @@ _SCALE = "def scale(v, w):\n    w.mul_(2)\n    return v\n\n"
         # TCL008: the write reaches a maybe-alias through a helper's return and a parameter.
         ("def flat(t):\n    return t.reshape(-1)\n\ndef g(t):\n    v = flat(t)\n    v.mul_(2)\n", "TCL008", True),
         ("def g(n):\n    v = int(n)\n    v += 1\n", "TCL008", False),  # the builtin int() is no .int()
+        # A call that gives no tensor (``x.size(0)``, ``len(xs)``) carries nothing of its receiver
+        # or arguments: the model reads it as a number (Evaluator._tensor_method, _builtin_call).
+        ("def g(x):\n    flat = x.reshape(-1)\n    n = flat.size(0)\n    n += 1\n", "TCL008", False),
+        ("def g(x):\n    flat = x.reshape(-1)\n    n = len(flat)\n    n += 1\n", "TCL008", False),
+        ("def g(x):\n    flat = x.reshape(-1)\n    n = flat.sum(0)\n    n += 1\n", "TCL008", True),
+        # ... but what a function of the file with such a name returns still reaches its calls.
+        ("class A:\n    def size(self):\n        return self.x.reshape(-1)\n\ndef g(a):\n    n = a.size()\n    n += 1\n", "TCL008", True),
+        ("def len(x):\n    return x.reshape(-1)\n\ndef g(x):\n    n = len(x)\n    n += 1\n", "TCL008", True),
         # TCL008: writes without an in-place method; an array a tensor was made from.
         ("import numpy as np\ndef f(t):\n    a = t.numpy()\n    np.sin(a, out=a)\n", "TCL008", True),
         ("def f(t):\n    a = t.numpy()\n    a.fill(0)\n", "TCL008", True),

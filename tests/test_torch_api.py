@@ -118,6 +118,19 @@ def test_tensor_method_tables_name_real_methods(table: str) -> None:
     assert missing == [], f"{table}: not methods of torch.Tensor"
 
 
+def test_scalar_builtins_give_no_tensor_even_of_a_tensor() -> None:
+    """The screen cuts what ``len(t)``, ``int(t)`` ... are made from: on a tensor they give a plain
+    number, string or flag (Evaluator._builtin_call says the same)."""
+    import builtins
+
+    one = torch.ones(1)
+    arguments = {"isinstance": (one, torch.Tensor), "issubclass": (torch.Tensor, object), "hasattr": (one, "grad"), "ord": ("a",), "chr": (97,), "format": (one.item(),)}
+    for name in sorted(api.SCALAR_BUILTINS):
+        result = getattr(builtins, name)(*arguments.get(name, (one,) if name not in ("bin", "hex", "oct") else (3,)))
+        assert not isinstance(result, torch.Tensor), name
+        assert isinstance(result, (int, float, bool, str)), f"{name}: {type(result).__name__}"
+
+
 def test_metadata_inplace_methods_are_in_place_and_values_untouched() -> None:
     for name in api.METADATA_INPLACE_METHODS:
         assert api.is_inplace_method(name) and not api.writes_values(name)

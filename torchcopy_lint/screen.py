@@ -103,10 +103,12 @@ _CHILDREN_OF: dict[type, Callable[[ast.AST], list[ast.AST]]] = {}
 
 def _children(node: ast.AST) -> list[ast.AST]:
     """``ast.iter_child_nodes`` without contexts and operators, as a list (the walk's hot path)."""
-    of = _CHILDREN_OF.get(node.__class__)
-    if of is None:
-        of = _CHILDREN_OF[node.__class__] = _children_function(node)
-    return of(node)
+    return (_CHILDREN_OF.get(node.__class__) or _children_of_class(node))(node)
+
+
+def _children_of_class(example: ast.AST) -> Callable[[ast.AST], list[ast.AST]]:
+    of = _CHILDREN_OF[example.__class__] = _children_function(example)
+    return of
 
 
 def _no_children(node: ast.AST) -> list[ast.AST]:
@@ -665,14 +667,18 @@ class _Collector(ast.NodeVisitor):
     # ``ast.NodeVisitor``'s dispatch, with the handler looked up once per node class and
     # children from :func:`_children` (no visits of contexts and operators).
     def visit(self, node: ast.AST) -> None:
-        handler = self._handlers.get(node.__class__)
-        if handler is None:
-            handler = self._handlers[node.__class__] = getattr(type(self), "visit_" + node.__class__.__name__, _Collector.generic_visit)
-        handler(self, node)
+        (self._handlers.get(node.__class__) or self._handler(node.__class__))(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for child in _children(node):
-            self.visit(child)
+        # ``visit`` and ``_children`` inlined: this runs for every node of every file.
+        handlers = self._handlers
+        for child in (_CHILDREN_OF.get(node.__class__) or _children_of_class(node))(node):
+            (handlers.get(child.__class__) or self._handler(child.__class__))(self, child)
+
+    @classmethod
+    def _handler(cls, node_class: type) -> Callable[["_Collector", ast.AST], None]:
+        handler = cls._handlers[node_class] = getattr(cls, "visit_" + node_class.__name__, _Collector.generic_visit)
+        return handler
 
     def visit_Constant(self, node: ast.Constant) -> None:
         """A constant has nothing to collect (``NodeVisitor``'s version handles old node types)."""
@@ -778,6 +784,8 @@ class _Collector(ast.NodeVisitor):
             own = self._own_keys(current)
             if current.__class__ is ast.Attribute and current.attr not in _PASSING_ATTRIBUTES:
                 children = []  # ``a.name`` is not made from ``a`` (as ``a.T`` or ``a.data`` are)
+            elif current.__class__ is ast.Call and _gives_no_tensor(current):
+                children = [memo[id(current.func)]]  # ``x.size(0)``, ``len(xs)``: a number, made from neither
             else:
                 children = [memo[id(child)] for child in kids]
                 if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
@@ -1688,6 +1696,19 @@ def _is_simple_alias(value: ast.AST) -> bool:
 _FLAG_FIELDS = frozenset({"requires_grad", "data", "grad"})
 # Methods whose call may train (an optimizer step, backward, a load): analysis/flow.py's step events, widened.
 _TRAINING_METHODS = frozenset({"backward", "step", "load_state_dict"})
+
+
+def _gives_no_tensor(call: ast.Call) -> bool:
+    """``x.size(0)``, ``t.item()``, ``len(xs)``, ``int(n)``: a call whose result is no tensor, as
+    the model evaluates it (Evaluator._tensor_method, _builtin_call), so it carries nothing of its
+    receiver or arguments. What a function of the file of that name returns still reaches it (its
+    returns flow into ``()size``)."""
+    func = call.func
+    if func.__class__ is ast.Attribute:
+        return func.attr in api.NON_TENSOR_METHODS  # type: ignore[attr-defined]
+    return func.__class__ is ast.Name and func.id in api.SCALAR_BUILTINS  # type: ignore[attr-defined]
+
+
 # Attributes whose value is made from the object they are read from: tensor views and
 # aliases, a model output's loss and logits (see Evaluator._tensor_attribute).
 _PASSING_ATTRIBUTES = api.VIEW_ATTRIBUTES | api.RETURN_TYPE_FIELDS | frozenset({"data", "grad", "loss", "logits"})

@@ -15,7 +15,7 @@ and finish with it after them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torchcopy_lint.lazy import cst
@@ -60,7 +60,7 @@ _FIELDS_BY_TYPE: dict[type, tuple[str, ...]] = {}
 # neither (str, None, MaybeSentinel ...). CSTNode is an ABC, so a plain
 # ``isinstance(value, cst.CSTNode)`` goes through ABCMeta.__instancecheck__ on
 # every call; that was the walker's largest single cost (~30% of the walk).
-_OTHER, _NODE, _SEQUENCE = 0, 1, 2
+_NODE, _SEQUENCE, _OTHER = 1, 2, 3  # all true, so ``KINDS.get(t) or _kind(t)`` computes a kind once
 _KIND_BY_TYPE: dict[type, int] = {}
 
 
@@ -84,22 +84,12 @@ def _fields_of(node_type: type) -> tuple[str, ...]:
     return fields
 
 
-def iter_children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+def iter_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The semantically interesting children of ``node``, in source order."""
-    kinds = _KIND_BY_TYPE
-    for name in _FIELDS_BY_TYPE.get(type(node)) or _fields_of(type(node)):
-        value = getattr(node, name)
-        kind = kinds.get(type(value))
-        if kind is None:
-            kind = _kind(type(value))
-        if kind is _NODE:
-            yield value
-        elif kind is _SEQUENCE:
-            for item in value:
-                item_kind = kinds.get(type(item))
-                if (_kind(type(item)) if item_kind is None else item_kind) is _NODE:
-                    yield item
-
+    lister = _CHILDREN_LISTERS.get(node.__class__)
+    if lister is None:
+        lister = _CHILDREN_LISTERS[node.__class__] = _written_for(node.__class__, "found.append")
+    return lister(node)
 
 
 def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
@@ -142,8 +132,8 @@ class Walker:
         for participant in reversed(participants):
             for attribute in _handler_names(participant, "leave_"):
                 self._leave.setdefault(attribute[6:], []).append(getattr(participant, attribute))
-        # Per node type: (visit handlers or None, leave handlers or None, child fields).
-        self._by_type: dict[type, tuple[list[Handler] | None, list[Handler] | None, tuple[str, ...]]] = {}
+        # Per node type: (visit handlers or None, leave handlers or None, its children walker).
+        self._by_type: dict[type, tuple[list[Handler] | None, list[Handler] | None, Callable[..., None]]] = {}
         self.parents: list[cst.CSTNode] = parents if parents is not None else []
 
     @property
@@ -152,36 +142,61 @@ class Walker:
         return self.parents[-1] if self.parents else None
 
     def walk(self, node: cst.CSTNode) -> None:
-        # The children are found as in iter_children, inlined: this runs once per node.
-        node_type = type(node)
+        node_type = node.__class__
         entry = self._by_type.get(node_type)
         if entry is None:
             entry = self._by_type[node_type] = (
                 self._visit.get(node_type.__name__),
                 self._leave.get(node_type.__name__),
-                _fields_of(node_type),
+                _children_walker(node_type),
             )
-        visits, leaves, fields = entry
+        visits, leaves, walk_children = entry
         if visits:
             for handler in visits:
                 handler(node)
         parents = self.parents
         parents.append(node)
-        walk = self.walk
-        kinds = _KIND_BY_TYPE
-        for name in fields:
-            value = getattr(node, name)
-            kind = kinds.get(type(value))
-            if kind is None:
-                kind = _kind(type(value))
-            if kind is _NODE:
-                walk(value)
-            elif kind is _SEQUENCE:
-                for item in value:
-                    item_kind = kinds.get(type(item))
-                    if (_kind(type(item)) if item_kind is None else item_kind) is _NODE:
-                        walk(item)
+        walk_children(node, self.walk)  # not a bound method kept on self: a cycle would hold the tree
         parents.pop()
         if leaves:
             for handler in leaves:
                 handler(node)
+
+
+_CHILDREN_WALKERS: dict[type, Callable[[cst.CSTNode, Callable[[cst.CSTNode], None]], None]] = {}
+_CHILDREN_LISTERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+
+
+def _children_walker(node_type: type) -> Callable[[cst.CSTNode, Callable[[cst.CSTNode], None]], None]:
+    """``walk_children(node, walk)``, written for one node class: calls ``walk`` on each child
+    of its fields in source order (what :func:`iter_children` lists)."""
+    found = _CHILDREN_WALKERS.get(node_type)
+    if found is None:
+        found = _CHILDREN_WALKERS[node_type] = _written_for(node_type, "walk")
+    return found
+
+
+def _written_for(node_type: type, action: str) -> Callable[..., Any]:
+    """A function written for one node class that does ``action(child)`` for each child of its
+    fields, in source order: the walks' hot path, without a loop over field names or a
+    generator per node (measured with cProfile on every third admitted file of torch's source:
+    the walk's own time 4.9 s -> 3.1 s). With ``found.append`` it
+    returns the children as a list (``children(node)``); with ``walk`` it is
+    ``walk_children(node, walk)``."""
+    listing = action == "found.append"
+    lines = ["def children(node):", "    found = []"] if listing else ["def children(node, walk):"]
+    for name in _fields_of(node_type):  # dataclass field names: identifiers
+        lines += [
+            f"    value = node.{name}",
+            "    kind = KINDS.get(value.__class__) or kind_of(value.__class__)",
+            "    if kind == NODE:",
+            f"        {action}(value)",
+            "    elif kind == SEQUENCE:",
+            "        for item in value:",
+            "            if (KINDS.get(item.__class__) or kind_of(item.__class__)) == NODE:",
+            f"                {action}(item)",
+        ]
+    lines.append("    return found" if listing else "    return None")
+    namespace: dict[str, object] = {"KINDS": _KIND_BY_TYPE, "kind_of": _kind, "NODE": _NODE, "SEQUENCE": _SEQUENCE}
+    exec("\n".join(lines), namespace)  # noqa: S102 - code built from LibCST's own field names
+    return namespace["children"]  # type: ignore[return-value]

@@ -57,7 +57,7 @@ INTEGERS = "a tensor of integers"  # argmax, comparisons ...: converting it to a
 _FLOAT_CONVERSIONS = frozenset({"float", "double", "half", "bfloat16", "cfloat", "cdouble"})
 NAMEDTUPLE = "collections.namedtuple"  # a namedtuple class (CALLABLE, its fields) or instance (CONTAINER)
 _NAMEDTUPLE_BASES = frozenset({"typing.NamedTuple", "typing_extensions.NamedTuple"})
-_SCALAR_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "repr", "hash", "id", "isinstance", "issubclass", "hasattr", "callable", "ord", "chr", "format", "bin", "hex", "oct"})
+_SCALAR_BUILTINS = api.SCALAR_BUILTINS
 # Numbers the standard library and numpy name (``best = math.inf``, then ``best = val_loss``):
 # a number, which a tensor on another path makes a tensor (values.join).
 _NAMED_NUMBERS = frozenset(

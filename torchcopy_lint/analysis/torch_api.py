@@ -358,6 +358,8 @@ NON_TENSOR_METHODS = _words(
     retain_grad sparse_dim dense_dim q_scale q_zero_point apply_ map_ storage_type
     """
 )
+# Python builtins whose result is a number, a string or a flag, whatever they are given.
+SCALAR_BUILTINS = _words("len int float bool str repr hash id isinstance issubclass hasattr callable ord chr format bin hex oct")
 # Methods that make a new tensor of the receiver's dtype and device, sharing nothing.
 NEW_TENSOR_METHODS = _words("new_tensor new_zeros new_ones new_empty new_full")
 # Trailing-underscore methods that change flags, metadata or the tensor's own storage

@@ -62,6 +62,11 @@ _TRAINING_CALL = re.compile(
 _MODE_SWITCH_RECEIVER = re.compile(r"self|.*(?:model|net|module|layer|encoder|decoder|backbone|policy|actor|critic)s?", re.I)
 
 
+# Every predicate here is a pure function of a name, asked again and again for the same few
+# thousand names of a run (each file asks about its own names many times).
+_remembered = lru_cache(maxsize=1 << 14)
+
+
 def words(name: str) -> list[str]:
     """``prevWeights`` -> ``["prev", "Weights"]``; ``best_state`` -> ``["best", "state"]``."""
     return _WORD.findall(name)
@@ -71,6 +76,7 @@ def words(name: str) -> list[str]:
 _ABBREVIATIONS = {"ds": "dataset", "dset": "dataset", "mem": "memory", "buf": "buffer", "rb": "buffer"}
 
 
+@_remembered
 def class_word(name: str) -> str | None:
     """The word of a variable's name that may name its class's last word: ``buffer`` for
     ``replay_buffer`` and ``rb``, ``dataset`` for ``train_ds``."""
@@ -97,6 +103,7 @@ def is_distinctive_method(name: str) -> bool:
     return len(_lower_words(name)) >= 2
 
 
+@_remembered
 def is_snapshot_name(name: str) -> bool:
     """``prev_w``, ``bestState``, ``w_init``, ``snapshot``: a name that says "kept for later"."""
     return any(part.lower() in SNAPSHOT_WORDS for part in words(name))
@@ -108,6 +115,7 @@ _SNAPSHOT_MAKER_VERBS = frozenset({"snapshot", "backup", "copy", "clone", "save"
 _SNAPSHOT_NOUNS = frozenset({"snapshot", "snapshots", "backup", "backups"})
 
 
+@_remembered
 def is_snapshot_maker_name(name: str) -> bool:
     """``snapshot_params``, ``take_snapshot``, ``copy_weights``: a function whose name says its
     result is a copy kept for later (not ``init_weights`` or ``get_last_hidden``, which
@@ -131,6 +139,7 @@ _MODEL_COPY_WORDS = frozenset(
 _SAME_MODEL_WORDS = frozenset({"without", "unwrapped", "ddp", "dp", "orig", "wrapped", "raw", "inner", "base"})
 
 
+@_remembered
 def is_model_copy_name(name: str) -> bool:
     """``target_net``, ``teacher``, ``ema_model``, ``best_model``: a name for a copy of a model
     (not ``teacher_without_ddp``, the same model unwrapped)."""
@@ -148,6 +157,7 @@ _TENSOR_METHOD_VERBS = frozenset({"encode", "decode", "embed"})
 _TENSOR_GETTER_NOUNS = frozenset({"features", "logits"})  # not ``get_input_embeddings``: a module
 
 
+@_remembered
 def is_model_method(name: str) -> bool:
     """``encode``, ``decode``, ``forward_features``, ``encode_image``, ``get_text_features``:
     a model method that returns a tensor (not ``encode_plus``, a tokenizer's dict)."""
@@ -159,18 +169,21 @@ def is_model_method(name: str) -> bool:
     return words[0] in _TENSOR_METHOD_VERBS or (words[0] == "get" and words[-1] in _TENSOR_GETTER_NOUNS)
 
 
+@_remembered
 def is_loader_name(name: str) -> bool:
     """``loader``, ``train_loader``, ``val_dataloader``: a DataLoader (batches of tensors)."""
     parts = _lower_words(name)
     return bool(parts) and parts[-1] in ("loader", "dataloader") and not any(part in _NOT_AN_OBJECT_WORDS for part in parts)
 
 
+@_remembered
 def is_loss_name(name: str) -> bool:
     """``loss``, ``d_loss``, ``loss_g``: a variable that holds a loss."""
     lower = name.lower()
     return lower == "loss" or lower.endswith("_loss") or lower.startswith("loss_") or lower in ("errd", "errg", "err_d", "err_g")
 
 
+@_remembered
 def is_loss_callee(name: str) -> bool:
     """``criterion``, ``loss_fn``, ``self.criterion``: calling it computes a loss."""
     lower = name.lower()
@@ -181,6 +194,7 @@ def _lower_words(name: str) -> list[str]:
     return [part.lower() for part in words(name)]
 
 
+@_remembered
 def is_module_name(name: str) -> bool:
     """``model``, ``encoder``, ``netG``, ``policy_net``, ``resnet``, ``teacher``: a name for an
     nn.Module (not ``model_name``, ``model_cfg``, ``model_dim`` or the count
@@ -201,6 +215,7 @@ _MODULES_WORDS = frozenset(
 )
 
 
+@_remembered
 def is_modules_name(name: str) -> bool:
     """``models``, ``teacher_models``, ``critics``: a name for a collection of nn.Modules (not
     ``models_dir`` or ``num_models``)."""
@@ -210,6 +225,7 @@ def is_modules_name(name: str) -> bool:
     return parts[-1] in _MODULES_WORDS
 
 
+@_remembered
 def is_optimizer_name(name: str) -> bool:
     """``optimizer``, ``opt``, ``d_optim``, ``optimizerG``: an optimizer (not a scheduler,
     not ``optimizer_cfg``)."""
@@ -222,6 +238,7 @@ def is_optimizer_name(name: str) -> bool:
 _EVALUATION_WORDS = frozenset({"eval", "evaluate", "evaluation", "validate", "validation", "val", "valid", "test", "predict", "prediction", "infer", "inference", "score"})
 
 
+@_remembered
 def is_evaluation_name(name: str) -> bool:
     """``evaluate``, ``validate_epoch``, ``test_model``, ``run_inference``: a function that
     evaluates a model (and should run under ``torch.no_grad()``)."""
@@ -231,12 +248,14 @@ def is_evaluation_name(name: str) -> bool:
 _STEP_FUNCTION = re.compile(r"(?:_*)(?:train|training|fit|learn|optimi[sz]e|update)(?:_.*)?|.*_(?:train_step|training_step|update|learn|optimize|step)")
 
 
+@_remembered
 def is_training_step_name(name: str) -> bool:
     """``training_step``, ``train_batch``, ``optimize``, ``update_policy``, ``learn``: a
     function that runs once per training step (not ``validation_step``)."""
     return bool(_STEP_FUNCTION.fullmatch(name)) and not is_evaluation_name(name)
 
 
+@_remembered
 def is_training_call(name: str, receiver: str | None = None) -> bool:
     """Whether calling ``name`` (a function, or a method of ``receiver``) runs training:
     ``train_one_epoch(...)``, ``agent.learn()``, ``trainer.fit(...)``; not ``model.train()``."""

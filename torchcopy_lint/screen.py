@@ -1207,8 +1207,8 @@ class _Collector(ast.NodeVisitor):
             self._write(node.func.value)
         elif callee == "copyto" and node.args:
             self._write(node.args[0], by_argument=True)
-        elif callee in _SHARING_CONSTRUCTORS and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute)):
-            for key in self._target_keys(node.args[0]):  # ``a`` or ``self.buf``
+        elif callee in _SHARING_CONSTRUCTORS and node.args and isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Subscript)):
+            for key in self._target_keys(node.args[0]):  # ``a``, ``self.buf``, ``buf[:n]`` (numpy slicing copies nothing)
                 self._flow(key, (CALLED + callee,))
 
     def _method_call(self, method: str, node: ast.Call, argument_keys: frozenset[str]) -> None:

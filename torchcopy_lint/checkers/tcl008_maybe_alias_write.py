@@ -370,17 +370,22 @@ class MaybeAliasWrite(Checker):
             self._shared.setdefault(key, []).append(Shared(tensor, tensor_bindings, how, state, frozenset(map(id, self.ctx.flow.loops))))
 
     def _numpy_sourced(self, call: cst.Call) -> tuple[str, cst.BaseExpression, str, str] | None:
-        """``torch.from_numpy(a)`` / ``torch.as_tensor(a)`` of a named array: (qualname, the
-        array, its name, how the tensor shares its memory), or None."""
+        """``torch.from_numpy(a)`` / ``torch.as_tensor(a)`` of a named array, or of a basic-index
+        view of one (``buf[:n]``, ``frames[i]``: numpy slicing copies nothing): (qualname, the
+        named array, the argument as written, how the tensor shares its memory), or None."""
         qualname = self.ctx.names.torch_qualname(call.func)
         args = positional_args(call)
         copy = keyword_arg(call, "copy")
         if qualname not in NUMPY_SOURCED or not args or (copy is not None and is_true(copy.value)):
             return None
-        array = args[0].value
+        given = array = args[0].value
+        while isinstance(array, cst.Subscript) and is_basic_index(array):
+            array = array.value
         shown = _key_of(array)
         if shown is None or (qualname != "torch.from_numpy" and self.ctx.value(array).kind is not Kind.ARRAY):
             return None
+        if given is not array:
+            shown = code_of(given)
         return qualname, array, shown, "shares its memory" if qualname == "torch.from_numpy" else "shares its memory or copies, depending on dtype and device"
 
     def _record_kept_unnamed(self, call: cst.Call) -> None:

@@ -37,10 +37,6 @@ KNOWN_MISSES = {
     # ``state += noise``: as_tensor shares an array's (or a tensor's) memory but copies a list,
     # and nothing in the file types ``state`` (its callers pass an environment's observation).
     ("C19/td3_agent.py", 45, "TCL008"),
-    # ``buf[:n] = frame`` at the top of a loop over frames, after the previous iteration's
-    # ``dets = torch.from_numpy(buf[:n])`` went to ``tracker.update(dets)``, whose tracks keep
-    # rows of it (``KalmanTrack(dets[j], ...)``): what keeps it is two calls away.
-    ("C18/kalman_tracker.py", 100, "TCL008"),
 }
 
 

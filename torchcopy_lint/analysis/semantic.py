@@ -565,19 +565,48 @@ class SemanticModel:
         bindings = self.bindings_of(expr)  # type: ignore[arg-type]
         return names.index(expr.value) if bindings and all(binding.kind is BindingKind.PARAMETER for binding in bindings) else None  # type: ignore[union-attr]
 
+    def _numbers_index(self, subscript: cst.Subscript) -> bool:
+        """``dets[j]`` with ``j`` a number (``for j in range(n)``): a view, as ``dets[0]`` is."""
+        return all(type(element.slice) is cst.Index and self.value(element.slice.value).kind is Kind.SCALAR for element in subscript.slice)  # type: ignore[attr-defined]
+
     def kept_arguments(self, info: FunctionInfo) -> frozenset[int]:
         """The positions (in :attr:`FunctionInfo.params`) of the parameters ``info``'s own body
         keeps beyond the call, as they are: added to a container or stored on an attribute or
         in an item of something the function does not make itself (``def push(self, samples):
         self.items.append(samples)``, ``self.last = x``, ``store[k] = v`` of a parameter or a
         global ``store``). A call of the function keeps what it passes there. Only the
-        parameter itself counts (``self.items.append(samples.detach())`` keeps a copy)."""
+        parameter itself counts (``self.items.append(samples.detach())`` keeps a copy), or, given
+        on to a function of the file that keeps it, the parameter or a basic-index view of it
+        (``def step(self, dets): self.track.update(dets[j])``: a row of ``dets`` is kept)."""
         found = self._kept_arguments.get(id(info.node))
         if found is not None:
             return found
+        from torchcopy_lint.analysis.cst_helpers import is_basic_index
         from torchcopy_lint.analysis.keeping import CONTAINER_ADDERS
 
         kept: set[int] = set()
+        self._kept_arguments[id(info.node)] = frozenset()  # recursion (``a`` calls ``b`` calls ``a``): not kept there
+
+        def given_on(call: cst.Call) -> None:
+            """The parameters (or views of them) this call gives to a parameter its callee keeps."""
+            passed = {}
+            for argument in call.args:
+                value = argument.value
+                while type(value) is cst.Subscript and (is_basic_index(value) or self._numbers_index(value)):  # type: ignore[arg-type]
+                    value = value.value  # type: ignore[attr-defined]
+                index = self._parameter_position(info, value) if not argument.star else None
+                if index is not None:
+                    passed[id(argument.value)] = index
+            if not passed or type(call.func) not in (cst.Name, cst.Attribute):
+                return
+            for callee, offset in self.called_functions(self.value(call.func)):
+                if callee.node is info.node:
+                    continue
+                site = CallSite(call, False, offset)
+                for position in self.kept_arguments(callee):
+                    given = site.argument(position, callee.params[position].name.value)
+                    if given is not None and id(given) in passed:
+                        kept.add(passed[id(given)])
 
         def outlives(holder: cst.BaseExpression) -> bool:
             root = holder
@@ -596,6 +625,8 @@ class SemanticModel:
                 index = self._parameter_position(info, node.value)
                 if index is not None and any(type(target.target) in (cst.Attribute, cst.Subscript) and outlives(target.target) for target in node.targets):
                     kept.add(index)
+            if node_type is cst.Call:
+                given_on(node)  # type: ignore[arg-type]
         result = self._kept_arguments[id(info.node)] = frozenset(kept)
         return result
 

@@ -27,6 +27,12 @@ UNMARKED = {
     # ``self.observed_y`` across the optimisation loop (whose ``gp.fit()`` trains): every
     # trial's graph stays alive.
     ("C17/bayesopt_hparams.py", 139, "TCL009"),
+    # A false positive, kept visible: ``errs.append(sum(a != b for a, b in zip(hyp, ref)))`` with
+    # ``refs`` from a loader the file does not show; the model guesses a loader's batch to be
+    # tensors, so ``a != b`` is a tensor and ``torch.tensor(errs)`` a list of tensors. In this
+    # code ``hyp`` is a string (``vocab.decode`` returns ``"".join(...)``, which the model does
+    # not follow through an untyped ``vocab``), so each comparison is a bool.
+    ("C20/speech_ctc.py", 134, "TCL002"),
 }
 
 

@@ -27,6 +27,7 @@ from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Grad, Kind, Value, element_of
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import Event, ScreenFacts
+from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS, TENSOR_META_ATTRIBUTES
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
@@ -743,8 +744,8 @@ class GraphAccumulation(Checker):
         seen: set[int] = set()
         while pending and len(seen) < _MAX_DERIVATION:
             expr = pending.pop()
-            reads.update(_dotted_reads(expr))
-            for name_node in _name_nodes(expr):
+            reads.update(_dotted_reads(expr, graph_only=True))
+            for name_node in _name_nodes(expr, graph_only=True):
                 for binding in self.ctx.model.same_object(self.ctx.bindings_of(name_node)):
                     if id(binding) in seen:
                         continue
@@ -1061,12 +1062,15 @@ def _nested_scope_types() -> frozenset[type]:
     return frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
-def _dotted_reads(expr: cst.CSTNode) -> set[str]:
-    """Every name and attribute chain read in ``expr`` (``self.log_probs`` and ``self``)."""
+def _dotted_reads(expr: cst.CSTNode, *, graph_only: bool = False) -> set[str]:
+    """Every name and attribute chain read in ``expr`` (``self.log_probs`` and ``self``);
+    ``graph_only``: not inside what cuts autograd history (see :func:`_cuts_history`)."""
     found: set[str] = set()
     pending = [expr]
     while pending:
         current = pending.pop()
+        if graph_only and _cuts_history(current):
+            continue
         if isinstance(current, (cst.Name, cst.Attribute)):
             dotted = dotted_name(current)
             if dotted is not None:
@@ -1075,13 +1079,24 @@ def _dotted_reads(expr: cst.CSTNode) -> set[str]:
     return found
 
 
-def _name_nodes(expr: cst.CSTNode) -> list[cst.Name]:
+def _name_nodes(expr: cst.CSTNode, *, graph_only: bool = False) -> list[cst.Name]:
     found: list[cst.Name] = []
     pending = [expr]
     while pending:
         current = pending.pop()
+        if graph_only and _cuts_history(current):
+            continue
         if isinstance(current, cst.Name):
             found.append(current)
         else:
             pending.extend(iter_children(current))
     return found
+
+
+def _cuts_history(node: cst.CSTNode) -> bool:
+    """``x.detach()``, ``x.item()``, ``x.data``, ``x.shape``: what ``backward()`` on an expression
+    holding it cannot reach through it (``clf(bank.detach())`` and ``nn.Linear(bank.shape[1], k)``
+    consume no graph of ``bank``)."""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+        return node.func.attr.value in GRAD_CUTTING_METHODS  # type: ignore[attr-defined]
+    return type(node) is cst.Attribute and (node.attr.value == "data" or node.attr.value in TENSOR_META_ATTRIBUTES)  # type: ignore[attr-defined]

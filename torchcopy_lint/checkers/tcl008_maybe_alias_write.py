@@ -371,7 +371,7 @@ class MaybeAliasWrite(Checker):
 
     def _numpy_sourced(self, call: cst.Call) -> tuple[str, cst.BaseExpression, str, str] | None:
         """``torch.from_numpy(a)`` / ``torch.as_tensor(a)`` of a named array, or of a basic-index
-        view of one (``buf[:n]``, ``frames[i]``: numpy slicing copies nothing): (qualname, the
+        view of one (``buf[:n]``, ``frames[0]``: numpy slicing copies nothing): (qualname, the
         named array, the argument as written, how the tensor shares its memory), or None."""
         qualname = self.ctx.names.torch_qualname(call.func)
         args = positional_args(call)

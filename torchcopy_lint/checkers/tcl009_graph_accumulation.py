@@ -27,7 +27,6 @@ from torchcopy_lint.analysis.flow import LoopNode
 from torchcopy_lint.analysis.values import Grad, Kind, Value, element_of
 from torchcopy_lint.checkers.base import Checker
 from torchcopy_lint.screen import Event, ScreenFacts
-from torchcopy_lint.analysis.torch_api import GRAD_CUTTING_METHODS, TENSOR_META_ATTRIBUTES
 from torchcopy_lint.walker import iter_children
 
 # list.append / deque.appendleft / list.insert / list.extend, and a tensor accumulator's add_().
@@ -1098,5 +1097,5 @@ def _cuts_history(node: cst.CSTNode) -> bool:
     holding it cannot reach through it (``clf(bank.detach())`` and ``nn.Linear(bank.shape[1], k)``
     consume no graph of ``bank``)."""
     if type(node) is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
-        return node.func.attr.value in GRAD_CUTTING_METHODS  # type: ignore[attr-defined]
-    return type(node) is cst.Attribute and (node.attr.value == "data" or node.attr.value in TENSOR_META_ATTRIBUTES)  # type: ignore[attr-defined]
+        return node.func.attr.value in api.GRAD_CUTTING_METHODS  # type: ignore[attr-defined]
+    return type(node) is cst.Attribute and (node.attr.value == "data" or node.attr.value in api.TENSOR_META_ATTRIBUTES)  # type: ignore[attr-defined]

@@ -30,6 +30,9 @@ from torchcopy_lint.screen import ScreenFacts
 
 class Checker:
     code: ClassVar[str]
+    # Whether the rule reads what only LibCST's parse keeps (comments, whitespace): then the
+    # file is never analysed on the tree built from ``ast`` (see FileRun.context).
+    reads_source_layout: ClassVar[bool] = False
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:

@@ -29,6 +29,7 @@ CODE = "TCL100"
 
 class UnusedNoqa(Checker):
     code = CODE
+    reads_source_layout = True  # the comments themselves
 
     @classmethod
     def applies(cls, facts: ScreenFacts) -> bool:

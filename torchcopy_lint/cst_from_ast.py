@@ -20,8 +20,9 @@ What differs from a parsed tree, by design:
 
 ``tests/test_cst_from_ast.py`` compares the trees with LibCST's over every file of the test
 corpora and torch's own source, modulo exactly these differences; the screen's test checks
-that the findings stay the same. A tree this module cannot build (``match`` statements,
-syntax newer than it knows) raises :class:`Unsupported`, and the file is parsed with LibCST.
+that the findings stay the same. A tree this module cannot build (syntax newer than it
+knows: type parameters, ``type`` aliases) raises :class:`Unsupported`, and the file is parsed
+with LibCST.
 """
 
 from __future__ import annotations
@@ -42,37 +43,48 @@ class Unsupported(Exception):
 
 
 @cache
-def _factory(node_class: type) -> Callable[..., Any]:
-    """A constructor for ``node_class`` that sets its fields directly.
+def _constructor(node_class: type) -> Callable[..., Any]:
+    """A constructor for ``node_class`` that sets its fields directly (keyword arguments only).
 
     LibCST's generated ``__init__`` runs ``default_factory`` for every whitespace field left
     out (two or three new objects per node) and validates the node afterwards; a tree built
     from a valid ``ast`` needs neither. Fields left out share one default object per field
-    (LibCST trees are immutable, so sharing is safe).
+    (LibCST trees are immutable, so sharing is safe). The code is generated per class, as
+    ``dataclasses`` does, so that each field costs one call.
     """
-    fields = dataclasses.fields(node_class)
-    defaults: dict[str, Any] = {}
-    for item in fields:
+    namespace: dict[str, Any] = {"_new": object.__new__, "_set": object.__setattr__, "_class": node_class}
+    parameters = []
+    lines = []
+    for index, item in enumerate(dataclasses.fields(node_class)):
         if item.default is not dataclasses.MISSING:
-            defaults[item.name] = item.default
+            namespace[f"_default{index}"] = item.default
+            parameters.append(f"{item.name}=_default{index}")
         elif item.default_factory is not dataclasses.MISSING:
-            defaults[item.name] = item.default_factory()
-    names = [item.name for item in fields]
-    new = object.__new__
-    set_field = object.__setattr__
+            namespace[f"_default{index}"] = item.default_factory()
+            parameters.append(f"{item.name}=_default{index}")
+        else:
+            parameters.append(item.name)
+        lines.append(f"    _set(node, {item.name!r}, {item.name})")
+    signature = f"*, {', '.join(parameters)}" if parameters else ""
+    source = f"def make_{node_class.__name__}({signature}):\n    node = _new(_class)\n" + "\n".join(lines) + "\n    return node\n"
+    exec(source, namespace)  # noqa: S102 - code generated from the dataclass fields above
+    return namespace[f"make_{node_class.__name__}"]  # type: ignore[no-any-return]
 
-    def build(**given: Any) -> Any:
-        node = new(node_class)
-        for name in names:
-            set_field(node, name, given[name] if name in given else defaults[name])
-        return node
 
-    build.__name__ = f"make_{node_class.__name__}"
-    return build
+class _Constructors:
+    """``_nodes.Name(value="x")``: LibCST's ``cst.Name`` built by :func:`_constructor`."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        made = _constructor(getattr(cst, name))
+        setattr(self, name, made)  # found as a plain attribute from now on
+        return made
+
+
+_nodes = _Constructors()
 
 
 def _make(node_class: type, **given: Any) -> Any:
-    return _factory(node_class)(**given)
+    return _constructor(node_class)(**given)
 
 
 # -- operators: one shared node each (they carry only whitespace) -----------------------------
@@ -114,25 +126,25 @@ class _Builder:
     # -- statements --------------------------------------------------------------------------
 
     def module(self, tree: ast.Module) -> cst.Module:
-        return _make(cst.Module, body=self.statements(tree.body))
+        return _nodes.Module(body=self.statements(tree.body))
 
     def statements(self, body: Sequence[ast.stmt]) -> list[cst.BaseStatement]:
         return [self.statement(node) for node in body]
 
     def block(self, body: Sequence[ast.stmt]) -> cst.IndentedBlock:
-        return _make(cst.IndentedBlock, body=self.statements(body))
+        return _nodes.IndentedBlock(body=self.statements(body))
 
     def orelse(self, body: Sequence[ast.stmt], node: ast.stmt) -> cst.Else | cst.If | None:
         if not body:
             return None
         if isinstance(node, ast.If) and len(body) == 1 and isinstance(body[0], ast.If) and self._is_elif(body[0]):
             return self.compound(body[0])  # type: ignore[return-value]
-        return _make(cst.Else, body=self.block(body))
+        return _nodes.Else(body=self.block(body))
 
     def statement(self, node: ast.stmt) -> cst.BaseStatement:
         builder = _SMALL.get(type(node))
         if builder is not None:
-            return _make(cst.SimpleStatementLine, body=[builder(self, node)])
+            return _nodes.SimpleStatementLine(body=[builder(self, node)])
         return self.compound(node)
 
     def compound(self, node: Any) -> cst.BaseCompoundStatement:
@@ -140,45 +152,42 @@ class _Builder:
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             if getattr(node, "type_params", None):
                 raise Unsupported("type parameters")
-            return _make(
-                cst.FunctionDef,
+            return _nodes.FunctionDef(
                 name=self.name(node.name),
                 params=self.parameters(node.args),
                 body=self.block(node.body),
-                decorators=[_make(cst.Decorator, decorator=self.expr(item)) for item in node.decorator_list],
-                returns=_make(cst.Annotation, annotation=self.expr(node.returns)) if node.returns is not None else None,
-                asynchronous=_make(cst.Asynchronous) if kind is ast.AsyncFunctionDef else None,
+                decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
+                returns=_nodes.Annotation(annotation=self.expr(node.returns)) if node.returns is not None else None,
+                asynchronous=_nodes.Asynchronous() if kind is ast.AsyncFunctionDef else None,
             )
         if kind is ast.ClassDef:
             if getattr(node, "type_params", None):
                 raise Unsupported("type parameters")
-            return _make(
-                cst.ClassDef,
+            return _nodes.ClassDef(
                 name=self.name(node.name),
                 body=self.block(node.body),
                 bases=[self.argument(base) for base in node.bases],
                 keywords=[self.keyword(item) for item in node.keywords],
-                decorators=[_make(cst.Decorator, decorator=self.expr(item)) for item in node.decorator_list],
+                decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
             )
         if kind is ast.If:
-            return _make(cst.If, test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
+            return _nodes.If(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
         if kind is ast.For or kind is ast.AsyncFor:
-            return _make(
-                cst.For,
+            return _nodes.For(
                 target=self.expr(node.target),
                 iter=self.expr(node.iter),
                 body=self.block(node.body),
                 orelse=self.orelse(node.orelse, node),
-                asynchronous=_make(cst.Asynchronous) if kind is ast.AsyncFor else None,
+                asynchronous=_nodes.Asynchronous() if kind is ast.AsyncFor else None,
             )
         if kind is ast.While:
-            return _make(cst.While, test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
+            return _nodes.While(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
         if kind is ast.With or kind is ast.AsyncWith:
             items = [
-                _make(cst.WithItem, item=self.expr(item.context_expr), asname=self.as_name(item.optional_vars) if item.optional_vars is not None else None)
+                _nodes.WithItem(item=self.expr(item.context_expr), asname=self.as_name(item.optional_vars) if item.optional_vars is not None else None)
                 for item in node.items
             ]
-            return _make(cst.With, items=items, body=self.block(node.body), asynchronous=_make(cst.Asynchronous) if kind is ast.AsyncWith else None)
+            return _nodes.With(items=items, body=self.block(node.body), asynchronous=_nodes.Asynchronous() if kind is ast.AsyncWith else None)
         if kind is ast.Try or kind.__name__ == "TryStar":
             star = kind is not ast.Try
             handler_class = cst.ExceptStarHandler if star else cst.ExceptHandler
@@ -195,9 +204,11 @@ class _Builder:
                 cst.TryStar if star else cst.Try,
                 body=self.block(node.body),
                 handlers=handlers,
-                orelse=_make(cst.Else, body=self.block(node.orelse)) if node.orelse else None,
-                finalbody=_make(cst.Finally, body=self.block(node.finalbody)) if node.finalbody else None,
+                orelse=_nodes.Else(body=self.block(node.orelse)) if node.orelse else None,
+                finalbody=_nodes.Finally(body=self.block(node.finalbody)) if node.finalbody else None,
             )
+        if kind is ast.Match:
+            return self.match(node)
         raise Unsupported(kind.__name__)
 
     def _is_elif(self, node: ast.If) -> bool:
@@ -205,93 +216,136 @@ class _Builder:
         unless the text says ``if`` where it starts (``else:`` then ``if``: an ``Else``)."""
         return self.text.startswith("elif", self._offset(node.lineno, node.col_offset))
 
+    # -- match statements --------------------------------------------------------------
+
+    def match(self, node: ast.Match) -> cst.Match:
+        cases = [
+            _nodes.MatchCase(pattern=self.pattern(case.pattern), body=self.block(case.body), guard=self.expr(case.guard) if case.guard is not None else None)
+            for case in node.cases
+        ]
+        return _nodes.Match(subject=self.expr(node.subject), cases=cases)
+
+    def pattern(self, node: Any) -> Any:
+        kind = type(node)
+        if kind is ast.MatchAs:
+            return _nodes.MatchAs(
+                pattern=self.pattern(node.pattern) if node.pattern is not None else None,
+                name=self.name(node.name) if node.name is not None else None,
+            )
+        if kind is ast.MatchValue:
+            return _nodes.MatchValue(value=self.expr(node.value))
+        if kind is ast.MatchSingleton:
+            return _nodes.MatchSingleton(value=self.name(repr(node.value)))
+        if kind is ast.MatchOr:
+            last = len(node.patterns) - 1
+            separator = _operator(cst.BitOr)
+            elements = [_nodes.MatchOrElement(pattern=self.pattern(item), **({"separator": separator} if index < last else {})) for index, item in enumerate(node.patterns)]
+            return _nodes.MatchOr(patterns=elements)
+        if kind is ast.MatchSequence:
+            elements = [self.sequence_element(item) for item in node.patterns]
+            # LibCST: ``(a, b)`` is a MatchTuple, ``[a, b]`` and ``a, b`` are MatchLists
+            tupled = self.text.startswith("(", self._offset(node.lineno, node.col_offset)) and (not node.patterns or self._bracketed_tuple(node.patterns, node))
+            return _make(cst.MatchTuple if tupled else cst.MatchList, patterns=elements)
+        if kind is ast.MatchMapping:
+            elements = [_nodes.MatchMappingElement(key=self.expr(key), pattern=self.pattern(item)) for key, item in zip(node.keys, node.patterns)]
+            return _nodes.MatchMapping(elements=elements, rest=self.name(node.rest) if node.rest is not None else None)
+        if kind is ast.MatchClass:
+            return _nodes.MatchClass(
+                cls=self.expr(node.cls),
+                patterns=[_nodes.MatchSequenceElement(value=self.pattern(item)) for item in node.patterns],
+                kwds=[_nodes.MatchKeywordElement(key=self.name(key), pattern=self.pattern(item)) for key, item in zip(node.kwd_attrs, node.kwd_patterns)],
+            )
+        raise Unsupported(kind.__name__)
+
+    def sequence_element(self, node: Any) -> Any:
+        if type(node) is ast.MatchStar:
+            return _nodes.MatchStar(name=self.name(node.name) if node.name is not None else None)
+        return _nodes.MatchSequenceElement(value=self.pattern(node))
+
     # -- small statements ----------------------------------------------------------------
 
     def expression_statement(self, node: ast.Expr) -> cst.Expr:
-        return _make(cst.Expr, value=self.expr(node.value))
+        return _nodes.Expr(value=self.expr(node.value))
 
     def assign(self, node: ast.Assign) -> cst.Assign:
-        return _make(cst.Assign, targets=[_make(cst.AssignTarget, target=self.expr(target)) for target in node.targets], value=self.expr(node.value))
+        return _nodes.Assign(targets=[_nodes.AssignTarget(target=self.expr(target)) for target in node.targets], value=self.expr(node.value))
 
     def augmented_assign(self, node: ast.AugAssign) -> cst.AugAssign:
-        return _make(cst.AugAssign, target=self.expr(node.target), operator=_operator(_AUGMENTED[type(node.op)]), value=self.expr(node.value))
+        return _nodes.AugAssign(target=self.expr(node.target), operator=_operator(_AUGMENTED[type(node.op)]), value=self.expr(node.value))
 
     def annotated_assign(self, node: ast.AnnAssign) -> cst.AnnAssign:
-        return _make(
-            cst.AnnAssign,
+        return _nodes.AnnAssign(
             target=self.expr(node.target),
-            annotation=_make(cst.Annotation, annotation=self.expr(node.annotation)),
+            annotation=_nodes.Annotation(annotation=self.expr(node.annotation)),
             value=self.expr(node.value) if node.value is not None else None,
         )
 
     def return_statement(self, node: ast.Return) -> cst.Return:
-        return _make(cst.Return, value=self.expr(node.value) if node.value is not None else None)
+        return _nodes.Return(value=self.expr(node.value) if node.value is not None else None)
 
     def delete(self, node: ast.Delete) -> cst.Del:
         targets = node.targets
-        target = self.expr(targets[0]) if len(targets) == 1 else _make(cst.Tuple, elements=[_make(cst.Element, value=self.expr(item)) for item in targets], lpar=(), rpar=())
-        return _make(cst.Del, target=target)
+        target = self.expr(targets[0]) if len(targets) == 1 else _nodes.Tuple(elements=[_nodes.Element(value=self.expr(item)) for item in targets], lpar=(), rpar=())
+        return _nodes.Del(target=target)
 
     def raise_statement(self, node: ast.Raise) -> cst.Raise:
-        return _make(
-            cst.Raise,
+        return _nodes.Raise(
             exc=self.expr(node.exc) if node.exc is not None else None,
-            cause=_make(cst.From, item=self.expr(node.cause)) if node.cause is not None else None,
+            cause=_nodes.From(item=self.expr(node.cause)) if node.cause is not None else None,
         )
 
     def assert_statement(self, node: ast.Assert) -> cst.Assert:
-        return _make(cst.Assert, test=self.expr(node.test), msg=self.expr(node.msg) if node.msg is not None else None)
+        return _nodes.Assert(test=self.expr(node.test), msg=self.expr(node.msg) if node.msg is not None else None)
 
     def import_statement(self, node: ast.Import) -> cst.Import:
-        return _make(cst.Import, names=[self.import_alias(alias) for alias in node.names])
+        return _nodes.Import(names=[self.import_alias(alias) for alias in node.names])
 
     def import_from(self, node: ast.ImportFrom) -> cst.ImportFrom:
         if len(node.names) == 1 and node.names[0].name == "*":
-            names: Any = _make(cst.ImportStar)
+            names: Any = _nodes.ImportStar()
         else:
             names = [self.import_alias(alias) for alias in node.names]
-        return _make(
-            cst.ImportFrom,
+        return _nodes.ImportFrom(
             module=self.dotted(node.module) if node.module else None,
             names=names,
-            relative=[_make(cst.Dot) for _ in range(node.level or 0)],
+            relative=[_nodes.Dot() for _ in range(node.level or 0)],
         )
 
     def import_alias(self, alias: ast.alias) -> cst.ImportAlias:
-        return _make(cst.ImportAlias, name=self.dotted(alias.name), asname=self.as_name_text(alias.asname) if alias.asname else None)
+        return _nodes.ImportAlias(name=self.dotted(alias.name), asname=self.as_name_text(alias.asname) if alias.asname else None)
 
     def global_statement(self, node: ast.Global) -> cst.Global:
-        return _make(cst.Global, names=[_make(cst.NameItem, name=self.name(name)) for name in node.names])
+        return _nodes.Global(names=[_nodes.NameItem(name=self.name(name)) for name in node.names])
 
     def nonlocal_statement(self, node: ast.Nonlocal) -> cst.Nonlocal:
-        return _make(cst.Nonlocal, names=[_make(cst.NameItem, name=self.name(name)) for name in node.names])
+        return _nodes.Nonlocal(names=[_nodes.NameItem(name=self.name(name)) for name in node.names])
 
     def pass_statement(self, node: ast.Pass) -> cst.Pass:
-        return _make(cst.Pass)
+        return _nodes.Pass()
 
     def break_statement(self, node: ast.Break) -> cst.Break:
-        return _make(cst.Break)
+        return _nodes.Break()
 
     def continue_statement(self, node: ast.Continue) -> cst.Continue:
-        return _make(cst.Continue)
+        return _nodes.Continue()
 
     # -- pieces ----------------------------------------------------------------------------
 
     def name(self, identifier: str) -> cst.Name:
-        return _make(cst.Name, value=identifier)
+        return _nodes.Name(value=identifier)
 
     def dotted(self, dotted: str) -> cst.Name | cst.Attribute:
         parts = dotted.split(".")
         node: Any = self.name(parts[0])
         for part in parts[1:]:
-            node = _make(cst.Attribute, value=node, attr=self.name(part))
+            node = _nodes.Attribute(value=node, attr=self.name(part))
         return node  # type: ignore[no-any-return]
 
     def as_name(self, target: ast.expr) -> cst.AsName:
-        return _make(cst.AsName, name=self.expr(target))
+        return _nodes.AsName(name=self.expr(target))
 
     def as_name_text(self, identifier: str) -> cst.AsName:
-        return _make(cst.AsName, name=self.name(identifier))
+        return _nodes.AsName(name=self.name(identifier))
 
     def parameters(self, arguments: ast.arguments) -> cst.Parameters:
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -302,35 +356,33 @@ class _Builder:
         if arguments.vararg is not None:
             star_arg = self.param(arguments.vararg, None, "*")
         elif arguments.kwonlyargs:
-            star_arg = _make(cst.ParamStar)
-        return _make(
-            cst.Parameters,
+            star_arg = _nodes.ParamStar()
+        return _nodes.Parameters(
             params=params[len(posonly) :],
             star_arg=star_arg,
             kwonly_params=[self.param(argument, default) for argument, default in zip(arguments.kwonlyargs, arguments.kw_defaults)],
             star_kwarg=self.param(arguments.kwarg, None, "**") if arguments.kwarg is not None else None,
             posonly_params=posonly,
-            posonly_ind=_make(cst.ParamSlash) if posonly else MISSING_STAR,
+            posonly_ind=_nodes.ParamSlash() if posonly else MISSING_STAR,
         )
 
     def param(self, argument: ast.arg, default: ast.expr | None, star: str = "") -> cst.Param:
-        return _make(
-            cst.Param,
+        return _nodes.Param(
             name=self.name(argument.arg),
-            annotation=_make(cst.Annotation, annotation=self.expr(argument.annotation)) if argument.annotation is not None else None,
+            annotation=_nodes.Annotation(annotation=self.expr(argument.annotation)) if argument.annotation is not None else None,
             default=self.expr(default) if default is not None else None,
             star=star,
         )
 
     def argument(self, node: ast.expr) -> cst.Arg:
         if type(node) is ast.Starred:
-            return _make(cst.Arg, value=self.expr(node.value), star="*")
-        return _make(cst.Arg, value=self.expr(node))
+            return _nodes.Arg(value=self.expr(node.value), star="*")
+        return _nodes.Arg(value=self.expr(node))
 
     def keyword(self, node: ast.keyword) -> cst.Arg:
         if node.arg is None:
-            return _make(cst.Arg, value=self.expr(node.value), star="**")
-        return _make(cst.Arg, value=self.expr(node.value), keyword=self.name(node.arg))
+            return _nodes.Arg(value=self.expr(node.value), star="**")
+        return _nodes.Arg(value=self.expr(node.value), keyword=self.name(node.arg))
 
     def call(self, node: ast.Call) -> cst.Call:
         args = node.args
@@ -341,64 +393,61 @@ class _Builder:
             built = [self.keyword(item) if isinstance(item, ast.keyword) else self.argument(item) for item in ordered]
         else:
             built = [self.argument(item) for item in args] + [self.keyword(item) for item in keywords]
-        return _make(cst.Call, func=self.expr(node.func), args=built)
+        return _nodes.Call(func=self.expr(node.func), args=built)
 
     def elements(self, items: Sequence[ast.expr]) -> list[cst.BaseElement]:
         built: list[cst.BaseElement] = []
         for item in items:
             if type(item) is ast.Starred:
-                built.append(_make(cst.StarredElement, value=self.expr(item.value)))
+                built.append(_nodes.StarredElement(value=self.expr(item.value)))
             else:
-                built.append(_make(cst.Element, value=self.expr(item)))
+                built.append(_nodes.Element(value=self.expr(item)))
         return built
 
     def comprehension(self, generators: Sequence[ast.comprehension]) -> cst.CompFor:
         inner: cst.CompFor | None = None
         for generator in reversed(generators):
-            inner = _make(
-                cst.CompFor,
+            inner = _nodes.CompFor(
                 target=self.expr(generator.target),
                 iter=self.expr(generator.iter),
-                ifs=[_make(cst.CompIf, test=self.expr(test)) for test in generator.ifs],
+                ifs=[_nodes.CompIf(test=self.expr(test)) for test in generator.ifs],
                 inner_for_in=inner,
-                asynchronous=_make(cst.Asynchronous) if generator.is_async else None,
+                asynchronous=_nodes.Asynchronous() if generator.is_async else None,
             )
         assert inner is not None
         return inner
 
     def subscript_element(self, node: ast.expr) -> cst.SubscriptElement:
         if type(node) is ast.Slice:
-            return _make(
-                cst.SubscriptElement,
-                slice=_make(
-                    cst.Slice,
+            return _nodes.SubscriptElement(
+                slice=_nodes.Slice(
                     lower=self.expr(node.lower) if node.lower is not None else None,
                     upper=self.expr(node.upper) if node.upper is not None else None,
                     step=self.expr(node.step) if node.step is not None else None,
                 ),
             )
         if type(node) is ast.Starred:
-            return _make(cst.SubscriptElement, slice=_make(cst.Index, value=self.expr(node.value), star="*"))
-        return _make(cst.SubscriptElement, slice=_make(cst.Index, value=self.expr(node)))
+            return _nodes.SubscriptElement(slice=_nodes.Index(value=self.expr(node.value), star="*"))
+        return _nodes.SubscriptElement(slice=_nodes.Index(value=self.expr(node)))
 
     def subscript(self, node: ast.Subscript) -> cst.Subscript:
         index = node.slice
-        if type(index) is ast.Tuple and index.elts and not self._bracketed_tuple(index):  # type: ignore[arg-type]
+        if type(index) is ast.Tuple and index.elts and not self._bracketed_tuple(index.elts, index):  # type: ignore[attr-defined]
             elements = [self.subscript_element(item) for item in index.elts]
         else:
             elements = [self.subscript_element(index)]
-        return _make(cst.Subscript, value=self.expr(node.value), slice=elements)
+        return _nodes.Subscript(value=self.expr(node.value), slice=elements)
 
     def string_parts(self, values: Sequence[ast.expr]) -> list[cst.BaseFormattedStringContent]:
         parts: list[cst.BaseFormattedStringContent] = []
         for value in values:
             if type(value) is ast.Constant:
                 text = str(value.value).replace("{", "{{").replace("}", "}}")
-                parts.append(_make(cst.FormattedStringText, value=text))
+                parts.append(_nodes.FormattedStringText(value=text))
             else:
                 conversion = chr(value.conversion) if value.conversion >= 0 else None
                 spec = self.string_parts(value.format_spec.values) if isinstance(value.format_spec, ast.JoinedStr) else None  # type: ignore[attr-defined]
-                parts.append(_make(cst.FormattedStringExpression, expression=self.expr(value.value), conversion=conversion, format_spec=spec))
+                parts.append(_nodes.FormattedStringExpression(expression=self.expr(value.value), conversion=conversion, format_spec=spec))
         return parts
 
     def constant(self, node: ast.Constant) -> cst.BaseExpression:
@@ -406,16 +455,16 @@ class _Builder:
         if value is None or value is True or value is False:
             return self.name(repr(value))
         if value is Ellipsis:
-            return _make(cst.Ellipsis)
+            return _nodes.Ellipsis()
         kind = type(value)
         if kind is str or kind is bytes:
-            return _make(cst.SimpleString, value=repr(value))
+            return _nodes.SimpleString(value=repr(value))
         if kind is int:
-            return _make(cst.Integer, value=repr(value))
+            return _nodes.Integer(value=repr(value))
         if kind is float:
-            return _make(cst.Float, value=repr(value))
+            return _nodes.Float(value=repr(value))
         if kind is complex:
-            return _make(cst.Imaginary, value=f"{value.imag!r}j")
+            return _nodes.Imaginary(value=f"{value.imag!r}j")
         raise Unsupported(f"constant {kind.__name__}")
 
     # -- expressions ---------------------------------------------------------------------
@@ -423,9 +472,9 @@ class _Builder:
     def expr(self, node: ast.expr) -> Any:
         kind = type(node)
         if kind is ast.Name:
-            return _make(cst.Name, value=node.id)  # type: ignore[attr-defined]
+            return _nodes.Name(value=node.id)  # type: ignore[attr-defined]
         if kind is ast.Attribute:
-            return _make(cst.Attribute, value=self.expr(node.value), attr=self.name(node.attr))  # type: ignore[attr-defined]
+            return _nodes.Attribute(value=self.expr(node.value), attr=self.name(node.attr))  # type: ignore[attr-defined]
         if kind is ast.Call:
             return self.call(node)  # type: ignore[arg-type]
         if kind is ast.Constant:
@@ -436,8 +485,7 @@ class _Builder:
         return builder(self, node)
 
     def binary(self, node: ast.BinOp) -> cst.BinaryOperation:
-        return _make(
-            cst.BinaryOperation,
+        return _nodes.BinaryOperation(
             left=self.operand(node.left, node),
             operator=_operator(_BINARY[type(node.op)]),
             right=self.operand(node.right),
@@ -460,72 +508,72 @@ class _Builder:
     def boolean(self, node: ast.BoolOp) -> cst.BooleanOperation:
         operator = _operator(_BOOLEAN[type(node.op)])
         values = node.values
-        built = _make(cst.BooleanOperation, left=self.operand(values[0], node), operator=operator, right=self.operand(values[1]))
+        built = _nodes.BooleanOperation(left=self.operand(values[0], node), operator=operator, right=self.operand(values[1]))
         for value in values[2:]:
-            built = _make(cst.BooleanOperation, left=built, operator=operator, right=self.operand(value))
+            built = _nodes.BooleanOperation(left=built, operator=operator, right=self.operand(value))
         return built  # type: ignore[no-any-return]
 
     def unary(self, node: ast.UnaryOp) -> cst.UnaryOperation:
-        return _make(cst.UnaryOperation, operator=_operator(_UNARY[type(node.op)]), expression=self.expr(node.operand))
+        return _nodes.UnaryOperation(operator=_operator(_UNARY[type(node.op)]), expression=self.expr(node.operand))
 
     def compare(self, node: ast.Compare) -> cst.Comparison:
-        targets = [_make(cst.ComparisonTarget, operator=_operator(_COMPARE[type(op)]), comparator=self.expr(value)) for op, value in zip(node.ops, node.comparators)]
-        return _make(cst.Comparison, left=self.expr(node.left), comparisons=targets)
+        targets = [_nodes.ComparisonTarget(operator=_operator(_COMPARE[type(op)]), comparator=self.expr(value)) for op, value in zip(node.ops, node.comparators)]
+        return _nodes.Comparison(left=self.expr(node.left), comparisons=targets)
 
     def if_expression(self, node: ast.IfExp) -> cst.IfExp:
-        return _make(cst.IfExp, test=self.expr(node.test), body=self.expr(node.body), orelse=self.expr(node.orelse))
+        return _nodes.IfExp(test=self.expr(node.test), body=self.expr(node.body), orelse=self.expr(node.orelse))
 
     def lambda_expression(self, node: ast.Lambda) -> cst.Lambda:
-        return _make(cst.Lambda, params=self.parameters(node.args), body=self.expr(node.body))
+        return _nodes.Lambda(params=self.parameters(node.args), body=self.expr(node.body))
 
     def named(self, node: ast.NamedExpr) -> cst.NamedExpr:
-        return _make(cst.NamedExpr, target=self.expr(node.target), value=self.expr(node.value))
+        return _nodes.NamedExpr(target=self.expr(node.target), value=self.expr(node.value))
 
     def subscript_expression(self, node: ast.Subscript) -> cst.Subscript:
         return self.subscript(node)
 
     def list_display(self, node: ast.List) -> cst.List:
-        return _make(cst.List, elements=self.elements(node.elts))
+        return _nodes.List(elements=self.elements(node.elts))
 
     def tuple_display(self, node: ast.Tuple) -> cst.Tuple:
-        return _make(cst.Tuple, elements=self.elements(node.elts), lpar=_PARENTHESES[0], rpar=_PARENTHESES[1])
+        return _nodes.Tuple(elements=self.elements(node.elts), lpar=_PARENTHESES[0], rpar=_PARENTHESES[1])
 
     def set_display(self, node: ast.Set) -> cst.Set:
-        return _make(cst.Set, elements=self.elements(node.elts))
+        return _nodes.Set(elements=self.elements(node.elts))
 
     def dict_display(self, node: ast.Dict) -> cst.Dict:
         elements: list[cst.BaseDictElement] = [
-            _make(cst.StarredDictElement, value=self.expr(value)) if key is None else _make(cst.DictElement, key=self.expr(key), value=self.expr(value))
+            _nodes.StarredDictElement(value=self.expr(value)) if key is None else _nodes.DictElement(key=self.expr(key), value=self.expr(value))
             for key, value in zip(node.keys, node.values)
         ]
-        return _make(cst.Dict, elements=elements)
+        return _nodes.Dict(elements=elements)
 
     def list_comprehension(self, node: ast.ListComp) -> cst.ListComp:
-        return _make(cst.ListComp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
+        return _nodes.ListComp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
 
     def set_comprehension(self, node: ast.SetComp) -> cst.SetComp:
-        return _make(cst.SetComp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
+        return _nodes.SetComp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators))
 
     def generator(self, node: ast.GeneratorExp) -> cst.GeneratorExp:
-        return _make(cst.GeneratorExp, elt=self.expr(node.elt), for_in=self.comprehension(node.generators), lpar=_PARENTHESES[0], rpar=_PARENTHESES[1])
+        return _nodes.GeneratorExp(elt=self.expr(node.elt), for_in=self.comprehension(node.generators), lpar=_PARENTHESES[0], rpar=_PARENTHESES[1])
 
     def dict_comprehension(self, node: ast.DictComp) -> cst.DictComp:
-        return _make(cst.DictComp, key=self.expr(node.key), value=self.expr(node.value), for_in=self.comprehension(node.generators))
+        return _nodes.DictComp(key=self.expr(node.key), value=self.expr(node.value), for_in=self.comprehension(node.generators))
 
     def starred(self, node: ast.Starred) -> cst.StarredElement:
-        return _make(cst.StarredElement, value=self.expr(node.value))
+        return _nodes.StarredElement(value=self.expr(node.value))
 
     def await_expression(self, node: ast.Await) -> cst.Await:
-        return _make(cst.Await, expression=self.expr(node.value))
+        return _nodes.Await(expression=self.expr(node.value))
 
     def yield_expression(self, node: ast.Yield) -> cst.Yield:
-        return _make(cst.Yield, value=self.expr(node.value) if node.value is not None else None)
+        return _nodes.Yield(value=self.expr(node.value) if node.value is not None else None)
 
     def yield_from(self, node: ast.YieldFrom) -> cst.Yield:
-        return _make(cst.Yield, value=_make(cst.From, item=self.expr(node.value)))
+        return _nodes.Yield(value=_nodes.From(item=self.expr(node.value)))
 
     def joined_string(self, node: ast.JoinedStr) -> cst.FormattedString:
-        return _make(cst.FormattedString, parts=self.string_parts(node.values), start='f"', end='"')
+        return _nodes.FormattedString(parts=self.string_parts(node.values), start='f"', end='"')
 
     # -- brackets the ``ast`` drops ------------------------------------------------------------
 
@@ -546,10 +594,10 @@ class _Builder:
         return start + len(line_text.encode("utf-8")[:column].decode("utf-8", "replace"))
 
     @staticmethod
-    def _bracketed_tuple(node: ast.Tuple) -> bool:
-        """Whether a tuple has brackets of its own (``x[(a, b)]``: one index, a tuple; ``x[a, b]``
-        and ``x[(a, b), c]``: two): they widen it past its first and last elements."""
-        first, last = node.elts[0], node.elts[-1]
+    def _bracketed_tuple(items: Sequence[Any], node: Any) -> bool:
+        """Whether a tuple of ``items`` has brackets of its own (``x[(a, b)]``: one index, a
+        tuple; ``x[a, b]`` and ``x[(a, b), c]``: two): they widen it past its first and last items."""
+        first, last = items[0], items[-1]
         return (first.lineno, first.col_offset) != (node.lineno, node.col_offset) and (last.end_lineno, last.end_col_offset) != (
             node.end_lineno,
             node.end_col_offset,

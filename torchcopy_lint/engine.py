@@ -258,32 +258,36 @@ class FileRun:
     def context(self) -> FileContext:
         """The analysis of the file: first of a tree built from Python's ``ast``
         (:mod:`torchcopy_lint.cst_from_ast`), which costs a fraction of LibCST's parse; only
-        when that reports something is the file parsed with LibCST and analysed again, so
-        that every finding's message, position and fix come from the file's own tree."""
+        when that reports something is the file parsed with LibCST and analysed again, by the
+        rules that reported, so that every finding's message, position and fix come from the
+        file's own tree."""
+        rules = self.candidates
         if self._module is None:
             quick = self._context_without_parse()
-            if quick is not None:
+            if isinstance(quick, frozenset):
+                rules = [rule for rule in rules if rule.code in quick]
+            elif quick is not None:
                 return quick
-        return analyse(self.module, self.path, self.candidates)
+        return analyse(self.module, self.path, rules)
 
-    def _context_without_parse(self) -> FileContext | None:
-        """The analysis of the tree built from ``ast``, if it reports nothing (else None)."""
-        rules = self.candidates
+    def _context_without_parse(self) -> FileContext | frozenset[str] | None:
+        """The analysis of the tree built from ``ast`` if it reports nothing, else the codes it
+        reports (each rule decides alone: the others' findings never change its own); None
+        where that tree cannot stand for the file's."""
         tree = self.tree
         if not self.screen or tree is None or any(rule.checker.reads_source_layout for rule in self._analysed_rules):
             return None  # no screen: the screen's own test compares the two ways
         from torchcopy_lint.cst_from_ast import Unsupported, module_from_ast
 
         try:
-            ctx = analyse(module_from_ast(tree, self.text), self.path, rules)
-        except Unsupported:
-            return None
-        except CannotCheck:
-            return None  # decided on the file's own tree (too deeply nested ...)
-        if ctx.findings:
-            ctx.close()
-            return None
-        return ctx
+            ctx = analyse(module_from_ast(tree, self.text), self.path, self.candidates)
+        except (Unsupported, CannotCheck):
+            return None  # LibCST's tree decides (too deeply nested ...)
+        if not ctx.findings:
+            return ctx
+        codes = frozenset(raw.code for raw in ctx.findings)
+        ctx.close()
+        return codes
 
     def release(self) -> None:
         """Free the analysis once the results are read (:meth:`FileContext.close`): without its

@@ -1398,9 +1398,10 @@ class _Collector(ast.NodeVisitor):
     # -- after the walk ---------------------------------------------------------------------------------
     def finish(self) -> ScreenFacts:
         facts = self.facts
+        resolve = self._resolver()
         facts.call_arguments = frozenset().union(*(keys for _, keys, _ in self._call_sites))
         for callee, with_data in self._raw_calls:
-            resolved = _resolve(callee, self._aliases)
+            resolved = resolve(callee)
             facts.called |= resolved
             if with_data:
                 facts.called_with_data |= resolved
@@ -1423,13 +1424,13 @@ class _Collector(ast.NodeVisitor):
                 self._signatures.setdefault(name, []).append(signature)
         # ``stopper(val_loss, logits)``: an instance's ``__call__``; ``self.head(z)``: a module's ``forward``
         instance_call = [*self._parameters.get("__call__", ()), *self._parameters.get("forward", ())]
-        resolved: dict[str, set[str]] = {}
+        resolved: dict[str, frozenset[str]] = {}
         into_instances: set[str] = set()  # what every call of no function of the file passes (flowed once: a union)
         instance_called = False
         for callee, argument_keys, passing in self._call_sites:
             functions = resolved.get(callee)
             if functions is None:
-                functions = resolved[callee] = _resolve(callee, self._aliases)
+                functions = resolved[callee] = resolve(callee)
             passed = None
             for function in functions:
                 parameters = self._parameters.get(function)
@@ -1472,13 +1473,13 @@ class _Collector(ast.NodeVisitor):
         self._handed.extend(("__call__", context) for context in self._instances_registered(registered))
         for name, context in self._handed:
             if not context.isdisjoint(self._registering):
-                handed |= _resolve(name, self._aliases)  # ``hook = self._hook; m.register_forward_hook(hook)``
+                handed |= resolve(name)  # ``hook = self._hook; m.register_forward_hook(hook)``
             for parameter in self._parameters.get(name, ()):
                 self._flow(parameter, context)
         for signals in facts.functions:
             signals.handed = signals.name in handed
         for callee, inside, looped in self._function_calls:
-            resolved = _resolve(callee, self._aliases)
+            resolved = resolve(callee)
             for index in inside:
                 facts.functions[index].calls |= resolved
                 if looped:
@@ -1493,6 +1494,20 @@ class _Collector(ast.NodeVisitor):
         if displays:
             facts.writes = [write for write in facts.writes if write.container not in displays]
         return facts
+
+    def _resolver(self) -> Callable[[str], frozenset[str]]:
+        """:func:`_resolve` over this file's aliases, remembered: they are all known when the
+        collector finishes, and a file calls the same names many times."""
+        aliases = self._aliases
+        known: dict[str, frozenset[str]] = {}
+
+        def resolve(name: str) -> frozenset[str]:
+            found = known.get(name)
+            if found is None:
+                found = known[name] = frozenset(_resolve(name, aliases))
+            return found
+
+        return resolve
 
     def _instances_registered(self, registered: list[tuple[str, frozenset[str]]]) -> list[frozenset[str]]:
         """The contexts of registrations that may be given an instance (``SaveOutput()``, or a

@@ -116,8 +116,9 @@ class FileRun:
 
     The stages, in order: :attr:`text` (decode), :meth:`check_syntax`
     (Python's parser; fills :attr:`tree`), :attr:`candidates` (the rules whose
-    screen admits the file), :attr:`module` (one LibCST parse), :attr:`context`
-    (one walk). ``screen=False`` runs every rule asked for (the screen's own test).
+    screen admits the file), :attr:`context` (the analysis: of a tree built from
+    ``ast`` first, then, only if that reports, of :attr:`module`, one LibCST parse).
+    ``screen=False`` runs every rule asked for on LibCST's tree (the screen's own test).
     """
 
     def __init__(

@@ -1,6 +1,6 @@
 """The structure of a LibCST tree, less what :mod:`torchcopy_lint.cst_from_ast` leaves out by
-design (whitespace, comments, brackets but those of operands, statement lines, the spelling
-of literals): two trees with equal shapes are the same tree to the analysis."""
+design (whitespace, comments, brackets but those of operands, the spelling of literals): two
+trees with equal shapes are the same tree to the analysis."""
 
 from __future__ import annotations
 
@@ -22,21 +22,13 @@ _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 def shape(node: Any, operand: bool = False) -> Any:
     if isinstance(node, (list, tuple)):
-        out: list[Any] = []
-        for item in node:
-            if isinstance(item, cst.SimpleStatementLine | cst.SimpleStatementSuite):
-                out.extend(("Line", shape(statement)) for statement in item.body)
-            else:
-                out.append(shape(item))
-        return out
+        return [shape(item) for item in node]
     if not isinstance(node, cst.CSTNode):
         return node
     if isinstance(node, _STRINGS):
         return _string(node)
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
         return ("Number", ast.literal_eval(node.value))
-    if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
-        return ("Block", shape([node] if not isinstance(node, cst.IndentedBlock) else node.body))
     fields = []
     for item in dataclasses.fields(node):
         if item.name.startswith("whitespace") or item.name in _LEFT_OUT:

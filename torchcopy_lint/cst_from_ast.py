@@ -14,8 +14,7 @@ What differs from a parsed tree, by design:
 - whitespace, comments and empty lines are LibCST's defaults (the code it prints is
   normalised, ``f(a,b)`` -> ``f(a, b)``), and brackets are kept only on binary and boolean
   operations, where :mod:`tcl009_graph_accumulation` reads them (``t += (a + b)``);
-- each statement gets its own line (``a = 1; b = 2`` is two lines), ``elif`` is an ``If``
-  in ``orelse`` (as LibCST writes it) and a one-line suite is an ``IndentedBlock``;
+- ``elif`` is an ``If`` in ``orelse``, as LibCST writes it (``else:`` then ``if`` is an ``Else``);
 - strings are written back from their values (``'a' 'b'`` is one string, ``0x10`` is ``16``).
 
 ``tests/test_cst_from_ast.py`` compares the trees with LibCST's over every file of the test
@@ -129,9 +128,34 @@ class _Builder:
         return _nodes.Module(body=self.statements(tree.body))
 
     def statements(self, body: Sequence[ast.stmt]) -> list[cst.BaseStatement]:
-        return [self.statement(node) for node in body]
+        """Statements as LibCST groups them: small ones on one line (``a = 1; b = 2``) share a
+        ``SimpleStatementLine``; each compound statement stands alone."""
+        built: list[cst.BaseStatement] = []
+        line: list[cst.BaseSmallStatement] | None = None
+        previous_end = 0
+        for node in body:
+            builder = _SMALL.get(type(node))
+            if builder is None:
+                built.append(self.compound(node))
+                line = None
+                continue
+            small = builder(self, node)
+            if line is not None and node.lineno == previous_end:
+                line.append(small)
+            else:
+                line = [small]
+                built.append(_nodes.SimpleStatementLine(body=line))
+            previous_end = node.end_lineno or node.lineno
+        return built
 
-    def block(self, body: Sequence[ast.stmt]) -> cst.IndentedBlock:
+    def block(self, body: Sequence[ast.stmt]) -> cst.BaseSuite:
+        """An indented block, or the small statements after a header's colon on its own line
+        (``if done: break``: a ``SimpleStatementSuite``)."""
+        first = body[0]
+        offset = self._offset(first.lineno, first.col_offset)
+        line_start = self.text.rfind("\n", 0, offset) + 1
+        if self.text[line_start:offset].strip():
+            return _nodes.SimpleStatementSuite(body=[_SMALL[type(node)](self, node) for node in body])
         return _nodes.IndentedBlock(body=self.statements(body))
 
     def orelse(self, body: Sequence[ast.stmt], node: ast.stmt) -> cst.Else | cst.If | None:
@@ -140,12 +164,6 @@ class _Builder:
         if isinstance(node, ast.If) and len(body) == 1 and isinstance(body[0], ast.If) and self._is_elif(body[0]):
             return self.compound(body[0])  # type: ignore[return-value]
         return _nodes.Else(body=self.block(body))
-
-    def statement(self, node: ast.stmt) -> cst.BaseStatement:
-        builder = _SMALL.get(type(node))
-        if builder is not None:
-            return _nodes.SimpleStatementLine(body=[builder(self, node)])
-        return self.compound(node)
 
     def compound(self, node: Any) -> cst.BaseCompoundStatement:
         kind = type(node)

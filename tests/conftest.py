@@ -20,6 +20,23 @@ def repo_root() -> Path:
     return REPO
 
 
+def differences_in_files(compare: Callable[[str], str | None], paths: list[str]) -> list[str]:
+    """``compare(path)`` over ``paths`` in worker processes (``compare`` at a module's top
+    level): the answers that are not None, each naming a file that differs."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return [difference for difference in pool.map(compare, paths, chunksize=4) if difference]
+
+
+def torch_source_files() -> list[str]:
+    """Every ``.py`` file of the installed torch, sorted (the test skips without torch)."""
+    torch = pytest.importorskip("torch")
+    paths = sorted(str(path) for path in Path(torch.__file__).parent.rglob("*.py"))
+    assert len(paths) > 1000
+    return paths
+
+
 def lint(source: str, *codes: str) -> list[tuple[int, str]]:
     """(line, code) of every finding in ``source`` for the given codes (default: all rules)."""
     selected = codes or tuple(all_rules())

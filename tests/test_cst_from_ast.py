@@ -11,16 +11,14 @@ the unscreened one (LibCST's tree only).
 from __future__ import annotations
 
 import ast
-import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import libcst as cst
 import pytest
-
-from conftest import REPO
+from conftest import REPO, differences_in_files, torch_source_files
 from cst_shapes import shape
+
 from torchcopy_lint.catalogue import load_catalogue
 from torchcopy_lint.cst_from_ast import Unsupported, module_from_ast
 from torchcopy_lint.engine import FileRun
@@ -105,8 +103,7 @@ def _file_difference(path: str) -> str | None:
 
 
 def _differences(paths: list[str]) -> list[str]:
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        return [difference for difference in pool.map(_file_difference, paths, chunksize=4) if difference]
+    return differences_in_files(_file_difference, paths)
 
 
 def test_the_corpora_and_this_package_have_libcst_s_shape() -> None:
@@ -116,10 +113,7 @@ def test_the_corpora_and_this_package_have_libcst_s_shape() -> None:
 
 
 def test_torch_source_has_libcst_s_shape() -> None:
-    torch = pytest.importorskip("torch")
-    paths = sorted(str(path) for path in Path(torch.__file__).parent.rglob("*.py"))
-    assert len(paths) > 1000
-    assert _differences(paths[::12]) == []
+    assert _differences(torch_source_files()[::12]) == []
 
 
 def test_a_file_without_findings_is_never_parsed_by_libcst() -> None:

@@ -16,13 +16,11 @@ whole file, so the comparisons run the rules without it (FAST_CODES) as well as 
 from __future__ import annotations
 
 import ast
-import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, differences_in_files, torch_source_files
 from torchcopy_lint.catalogue import load_catalogue
 from torchcopy_lint.engine import FileRun, rules_for
 from torchcopy_lint.registry import all_rules
@@ -57,8 +55,7 @@ def _file_difference(path: str) -> str | None:
 
 
 def _differences(paths: list[str]) -> list[str]:
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        return [difference for difference in pool.map(_file_difference, paths, chunksize=4) if difference]
+    return differences_in_files(_file_difference, paths)
 
 
 def test_the_screen_keeps_every_finding_of_the_catalogue() -> None:
@@ -74,10 +71,7 @@ def test_the_screen_keeps_every_finding_of_the_examples_and_this_package() -> No
 
 
 def test_the_screen_keeps_every_finding_on_torch_source() -> None:
-    torch = pytest.importorskip("torch")
-    paths = sorted(str(path) for path in Path(torch.__file__).parent.rglob("*.py"))
-    assert len(paths) > 1000
-    assert _differences(paths[::6]) == []
+    assert _differences(torch_source_files()[::6]) == []
 
 
 def test_the_screen_rules_out_files_and_rules() -> None:

@@ -75,6 +75,33 @@ def test_what_it_does_not_build_is_left_to_libcst() -> None:
             module_from_ast(ast.parse(text), text)
 
 
+def test_lines_ended_by_a_lone_carriage_return_are_left_to_libcst() -> None:
+    text = "import torch\r\rdef f(w):\r    w.data.add_(1)\r"
+    with pytest.raises(Unsupported):
+        module_from_ast(ast.parse(text), text)
+    found = FileRun.from_text(text, "old_mac.py", ["TCL001"]).findings()  # before: an internal error
+    assert [finding.code for finding in found] == ["TCL001"]
+    assert found == FileRun.from_text(text, "old_mac.py", ["TCL001"], screen=False).findings()
+
+
+def test_a_tree_it_fails_to_build_is_left_to_libcst(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug of the builder costs speed, not findings (TORCHCOPY_LINT_DEBUG raises it instead)."""
+    from torchcopy_lint import cst_from_ast
+
+    def broken(self: object, node: ast.Call) -> None:
+        raise KeyError("a builder bug")
+
+    monkeypatch.setattr(cst_from_ast._Builder, "call", broken)
+    monkeypatch.delenv("TORCHCOPY_LINT_DEBUG", raising=False)
+    text = "import torch\n\ndef f(w):\n    w.data.add_(torch.ones(1))\n"
+    with pytest.raises(Unsupported):
+        module_from_ast(ast.parse(text), text)
+    assert [(finding.line, finding.code) for finding in FileRun.from_text(text, "bug.py", ["TCL001"]).findings()] == [(4, "TCL001")]
+    monkeypatch.setenv("TORCHCOPY_LINT_DEBUG", "1")
+    with pytest.raises(KeyError):
+        module_from_ast(ast.parse(text), text)
+
+
 class _NewStatement(ast.stmt):
     """A statement of some later Python."""
 

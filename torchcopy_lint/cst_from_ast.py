@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -702,7 +703,13 @@ _EXPRESSIONS: dict[type, Callable[[_Builder, Any], Any]] = {
 def module_from_ast(tree: ast.Module, text: str) -> cst.Module:
     """The LibCST tree of ``text`` (whose ``ast`` is ``tree``), for analysis only (see the module
     docstring). Raises :class:`Unsupported` for what it does not build."""
+    if "\r" in text and "\r" in text.replace("\r\n", ""):
+        raise Unsupported("lines ended by a lone carriage return")  # Python counts them as lines; the offsets here do not
     try:
         return _Builder(text).module(tree)
     except RecursionError:
         raise Unsupported("too deeply nested") from None
+    except Exception as error:  # noqa: BLE001 - a tree this module cannot build is LibCST's to parse
+        if os.environ.get("TORCHCOPY_LINT_DEBUG"):
+            raise
+        raise Unsupported(f"{type(error).__name__}: {error}") from None

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import sys
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -167,68 +168,76 @@ class _Builder:
         return _nodes.Else(body=self.block(body))
 
     def compound(self, node: Any) -> cst.BaseCompoundStatement:
-        kind = type(node)
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            if getattr(node, "type_params", None):
-                raise Unsupported("type parameters")
-            return _nodes.FunctionDef(
-                name=self.name(node.name),
-                params=self.parameters(node.args),
-                body=self.block(node.body),
-                decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
-                returns=_nodes.Annotation(annotation=self.expr(node.returns)) if node.returns is not None else None,
-                asynchronous=_nodes.Asynchronous() if kind is ast.AsyncFunctionDef else None,
+        builder = _COMPOUND.get(type(node))
+        if builder is None:
+            raise Unsupported(type(node).__name__)
+        return builder(self, node)
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> cst.FunctionDef:
+        if getattr(node, "type_params", None):
+            raise Unsupported("type parameters")
+        return _nodes.FunctionDef(
+            name=self.name(node.name),
+            params=self.parameters(node.args),
+            body=self.block(node.body),
+            decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
+            returns=_nodes.Annotation(annotation=self.expr(node.returns)) if node.returns is not None else None,
+            asynchronous=_nodes.Asynchronous() if type(node) is ast.AsyncFunctionDef else None,
+        )
+
+    def class_definition(self, node: ast.ClassDef) -> cst.ClassDef:
+        if getattr(node, "type_params", None):
+            raise Unsupported("type parameters")
+        return _nodes.ClassDef(
+            name=self.name(node.name),
+            body=self.block(node.body),
+            bases=[self.argument(base) for base in node.bases],
+            keywords=[self.keyword(item) for item in node.keywords],
+            decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
+        )
+
+    def if_statement(self, node: ast.If) -> cst.If:
+        return _nodes.If(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
+
+    def for_statement(self, node: ast.For | ast.AsyncFor) -> cst.For:
+        return _nodes.For(
+            target=self.expr(node.target),
+            iter=self.expr(node.iter),
+            body=self.block(node.body),
+            orelse=self.orelse(node.orelse, node),
+            asynchronous=_nodes.Asynchronous() if type(node) is ast.AsyncFor else None,
+        )
+
+    def while_statement(self, node: ast.While) -> cst.While:
+        return _nodes.While(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
+
+    def with_statement(self, node: ast.With | ast.AsyncWith) -> cst.With:
+        items = [
+            _nodes.WithItem(item=self.expr(item.context_expr), asname=self.as_name(item.optional_vars) if item.optional_vars is not None else None)
+            for item in node.items
+        ]
+        return _nodes.With(items=items, body=self.block(node.body), asynchronous=_nodes.Asynchronous() if type(node) is ast.AsyncWith else None)
+
+    def try_statement(self, node: Any) -> cst.Try | cst.TryStar:
+        """``try`` and, from Python 3.11, ``try`` with ``except*`` (``ast.TryStar``)."""
+        star = type(node) is not ast.Try
+        handler_class = cst.ExceptStarHandler if star else cst.ExceptHandler
+        handlers = [
+            _make(
+                handler_class,
+                body=self.block(handler.body),
+                type=self.expr(handler.type) if handler.type is not None else None,
+                name=self.as_name_text(handler.name) if handler.name is not None else None,
             )
-        if kind is ast.ClassDef:
-            if getattr(node, "type_params", None):
-                raise Unsupported("type parameters")
-            return _nodes.ClassDef(
-                name=self.name(node.name),
-                body=self.block(node.body),
-                bases=[self.argument(base) for base in node.bases],
-                keywords=[self.keyword(item) for item in node.keywords],
-                decorators=[_nodes.Decorator(decorator=self.expr(item)) for item in node.decorator_list],
-            )
-        if kind is ast.If:
-            return _nodes.If(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
-        if kind is ast.For or kind is ast.AsyncFor:
-            return _nodes.For(
-                target=self.expr(node.target),
-                iter=self.expr(node.iter),
-                body=self.block(node.body),
-                orelse=self.orelse(node.orelse, node),
-                asynchronous=_nodes.Asynchronous() if kind is ast.AsyncFor else None,
-            )
-        if kind is ast.While:
-            return _nodes.While(test=self.expr(node.test), body=self.block(node.body), orelse=self.orelse(node.orelse, node))
-        if kind is ast.With or kind is ast.AsyncWith:
-            items = [
-                _nodes.WithItem(item=self.expr(item.context_expr), asname=self.as_name(item.optional_vars) if item.optional_vars is not None else None)
-                for item in node.items
-            ]
-            return _nodes.With(items=items, body=self.block(node.body), asynchronous=_nodes.Asynchronous() if kind is ast.AsyncWith else None)
-        if kind is ast.Try or kind.__name__ == "TryStar":
-            star = kind is not ast.Try
-            handler_class = cst.ExceptStarHandler if star else cst.ExceptHandler
-            handlers = [
-                _make(
-                    handler_class,
-                    body=self.block(handler.body),
-                    type=self.expr(handler.type) if handler.type is not None else None,
-                    name=self.as_name_text(handler.name) if handler.name is not None else None,
-                )
-                for handler in node.handlers
-            ]
-            return _make(
-                cst.TryStar if star else cst.Try,
-                body=self.block(node.body),
-                handlers=handlers,
-                orelse=_nodes.Else(body=self.block(node.orelse)) if node.orelse else None,
-                finalbody=_nodes.Finally(body=self.block(node.finalbody)) if node.finalbody else None,
-            )
-        if kind is ast.Match:
-            return self.match(node)
-        raise Unsupported(kind.__name__)
+            for handler in node.handlers
+        ]
+        return _make(  # type: ignore[no-any-return]
+            cst.TryStar if star else cst.Try,
+            body=self.block(node.body),
+            handlers=handlers,
+            orelse=_nodes.Else(body=self.block(node.orelse)) if node.orelse else None,
+            finalbody=_nodes.Finally(body=self.block(node.finalbody)) if node.finalbody else None,
+        )
 
     def _is_elif(self, node: ast.If) -> bool:
         """An ``If`` alone in an ``orelse`` was written ``elif`` (LibCST: an ``If`` in ``orelse``)
@@ -656,6 +665,22 @@ def _before(first: ast.keyword, second: ast.expr) -> bool:
 
 
 MISSING_STAR = cst.MaybeSentinel.DEFAULT
+
+_COMPOUND: dict[type, Callable[[_Builder, Any], cst.BaseCompoundStatement]] = {
+    ast.FunctionDef: _Builder.function,
+    ast.AsyncFunctionDef: _Builder.function,
+    ast.ClassDef: _Builder.class_definition,
+    ast.If: _Builder.if_statement,
+    ast.For: _Builder.for_statement,
+    ast.AsyncFor: _Builder.for_statement,
+    ast.While: _Builder.while_statement,
+    ast.With: _Builder.with_statement,
+    ast.AsyncWith: _Builder.with_statement,
+    ast.Try: _Builder.try_statement,
+    ast.Match: _Builder.match,
+}
+if sys.version_info >= (3, 11):
+    _COMPOUND[ast.TryStar] = _Builder.try_statement
 
 _SMALL: dict[type, Callable[[_Builder, Any], cst.BaseSmallStatement]] = {
     ast.Expr: _Builder.expression_statement,
